@@ -1,0 +1,1 @@
+"""Drift auditor: live state + desired state -> normalize -> compare -> attribute -> classify -> report."""

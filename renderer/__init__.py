@@ -1,0 +1,1 @@
+"""Renderer: profile -> model -> manifests -> overlays -> built tree -> git. Never imports audit."""

