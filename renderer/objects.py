@@ -31,4 +31,6 @@ def key_of(obj: KubeObject) -> ObjectKey:
     api_version = str(obj.get("apiVersion", ""))
     group = api_version.rpartition("/")[0]
     meta = obj.get("metadata") or {}
-    return ObjectKey(group, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", "")))
+    return ObjectKey(
+        group, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", ""))
+    )

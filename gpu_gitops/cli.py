@@ -1,0 +1,209 @@
+"""The gpu-gitops command line: argument parsing and exit codes; the work is in the packages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from audit.errors import AuditError
+from gpu_gitops import __version__
+from gpu_gitops.console import Console
+from gpu_gitops.demo import run_demo
+from renderer.build import build_dir, build_overlays
+from renderer.errors import ProfileError, RenderError
+from renderer.model import GPUProfile
+from renderer.profile import check_cluster_name
+from renderer.render import label_commands, render_profiles
+from renderer.schema import json_schema
+from renderer.validate import check_clusters
+from renderer.write import stale_files, write_dirs
+from renderer.yaml_io import load_all
+
+__all__ = ["main"]
+
+SCHEMA_ID = "https://gpu-gitops.dev/schemas/gpu-profile-v1alpha1.json"
+
+Command = Callable[[argparse.Namespace, Console], int]
+
+
+def _warnings(console: Console, warnings: Sequence[object]) -> None:
+    for w in warnings:
+        console.problem(str(w))
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    repo: Path = args.repo
+    names = [_cluster_of(repo, p) for p in args.paths]
+    checked = check_clusters(repo, names)
+    _warnings(console, checked.warnings)
+    # Committed overlays must build as they are.
+    committed = {lp.name: repo / "overlays" / lp.name for lp in checked.profiles}
+    present = {n: d for n, d in committed.items() if (d / "kustomization.yaml").is_file()}
+    for name, path in sorted(present.items()):
+        build_dir(path)
+        console.say(f"overlays/{name}: builds")
+    console.say(f"{len(checked.profiles)} profile(s) valid, {len(checked.warnings)} warning(s)")
+    return 0
+
+
+def _cluster_of(repo: Path, raw: str) -> str:
+    """A PATH argument (cluster folder, profile file, or bare name) -> cluster name."""
+    path = Path(raw)
+    if path.name == "gpu-profile.yaml":
+        path = path.parent
+    name = path.name
+    check_cluster_name(name, raw)
+    return name
+
+
+def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    repo: Path = args.repo
+    checked = check_clusters(repo, args.cluster)
+    _warnings(console, checked.warnings)
+    rendered = render_profiles(checked.profiles)
+    if args.check:
+        stale = stale_files(repo, rendered.dirs)
+        for path in stale:
+            console.say(f"stale: {path}")
+        if stale:
+            console.say("generated files are out of date: run gpu-gitops render and commit them")
+            return 1
+        console.say("generated files are up to date")
+        return 0
+    changed = write_dirs(repo, rendered.dirs)
+    for d in changed:
+        console.say(f"wrote {d}/")
+    if not changed:
+        console.say("no changes")
+    for lp in checked.profiles:
+        for command in label_commands(lp):
+            console.data(command + "\n")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace, console: Console) -> int:
+    check_cluster_name(args.cluster)
+    checked = check_clusters(args.repo, [args.cluster])
+    _warnings(console, checked.warnings)
+    rendered = render_profiles(checked.profiles)
+    text = build_overlays(rendered.overlays)[args.cluster]
+    if args.output == "json":
+        text = json.dumps(load_all(text), indent=2, sort_keys=True) + "\n"
+    console.data(text)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace, console: Console) -> int:
+    console.data(json.dumps(json_schema(GPUProfile, SCHEMA_ID), indent=2) + "\n")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    return run_demo(console)
+
+
+_EXAMPLES = {
+    "validate": """gpu-gitops validate
+  gpu-gitops validate clusters/ams1
+  gpu-gitops validate clusters/ams1/gpu-profile.yaml""",
+    "render": """gpu-gitops render
+  gpu-gitops render --cluster ams1
+  gpu-gitops render --check    # in CI: exit 1 when overlays are stale""",
+    "build": """gpu-gitops build --cluster ams1
+  gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
+    "schema": "gpu-gitops schema > gpu-profile.schema.json",
+    "demo": "gpu-gitops demo",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-gitops",
+        description="Render GPU profiles into Flux-ready manifests and audit live clusters for drift.",
+        epilog="Exit codes: 0 success, 1 drift/diff/stale found, 2 bad input or error.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpu-gitops {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog="examples:\n  " + _EXAMPLES[name],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.set_defaults(func=func)
+        return p
+
+    def repo_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--repo",
+            type=Path,
+            default=Path(),
+            metavar="DIR",
+            help="the gitops checkout (default: current directory)",
+        )
+
+    p = command(
+        "validate", cmd_validate, "Check profiles (and committed overlays); exit 2 on any error."
+    )
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="cluster folders or profile files (default: all)"
+    )
+    repo_arg(p)
+    p = command("render", cmd_render, "Write overlays/<name>/ for each cluster from its profile.")
+    p.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this cluster (repeatable)",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if generated files are stale"
+    )
+    repo_arg(p)
+    p = command(
+        "build", cmd_build, "Print the built manifests of one cluster (multi-document YAML)."
+    )
+    p.add_argument("--cluster", required=True, metavar="NAME")
+    p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    repo_arg(p)
+    command("schema", cmd_schema, "Print the JSON Schema of gpu-profile.yaml (for editors).")
+    command("demo", cmd_demo, "Run the whole loop on built-in example data, offline.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, console: Console | None = None) -> int:
+    console = console or Console()
+    args = _parser().parse_args(argv)
+    func: Command = args.func
+    try:
+        return func(args, console)
+    except ProfileError as exc:
+        for problem in exc.problems:
+            console.problem(str(problem))
+        return 2
+    except (RenderError, AuditError) as exc:
+        console.problem(f"gpu-gitops: error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        console.say("interrupted")
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        console.problem(
+            f"gpu-gitops: error: internal error ({type(exc).__name__}: {exc}); "
+            "rerun with --debug and report it"
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Plain Flux + KubeVirt: GPU Operator values per variant and the KubeVirt configuration.
+
+The variant values follow Cozystack's packages/system/gpu-operator/values-*.yaml (cozystack@3c780acd)
+minus its wrapper-chart `gpu-operator:` key, since plain Flux installs NVIDIA's chart directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from renderer.model import ProfileSpec
+from renderer.wiring import HOST_DEVICES_GATE, mdev_configuration, mdev_entries, pci_entries
+
+__all__ = ["gpu_operator_values", "kubevirt_configuration"]
+
+
+def gpu_operator_values(spec: ProfileSpec) -> dict[str, Any]:
+    """Helm values of NVIDIA's gpu-operator chart for the profile's variant."""
+    # Cozystack's base values.yaml: confidential computing off; device manager opt-in.
+    values: dict[str, Any] = {
+        "ccManager": {"enabled": False},
+        "vgpuDeviceManager": {"enabled": spec.vgpu.device_manager and spec.variant == "vgpu"},
+    }
+    if spec.variant == "passthrough":
+        values |= {
+            "sandboxWorkloads": {"enabled": True, "defaultWorkload": "vm-passthrough"},
+            "driver": {"enabled": False},
+            "devicePlugin": {"enabled": False},
+        }
+    elif spec.variant == "vgpu":
+        manager = spec.vgpu.manager
+        values |= {
+            "sandboxWorkloads": {"enabled": True, "defaultWorkload": "vm-vgpu"},
+            "driver": {"enabled": False},
+            "devicePlugin": {"enabled": False},
+            "vgpuManager": {
+                "enabled": True,
+                "repository": manager.repository,
+                "image": manager.image,
+                "version": manager.version,
+                "imagePullSecrets": list(manager.image_pull_secrets),
+            },
+        }
+    elif spec.variant == "container":
+        # Unlike Cozystack's management nodes (host driver preinstalled), a plain-Flux container
+        # cluster lets the operator run the driver, so driver and toolkit stay on.
+        driver: dict[str, Any] = {"enabled": True}
+        if spec.vgpu.licensing.secret_name:
+            driver["licensingConfig"] = {
+                "secretName": spec.vgpu.licensing.secret_name,
+                "nlsEnabled": True,
+            }
+        values |= {
+            "sandboxWorkloads": {"enabled": False},
+            "driver": driver,
+            # HAMi brings its own device plugin; both would register nvidia.com/gpu.
+            "devicePlugin": {"enabled": not spec.hami},
+            "vfioManager": {"enabled": False},
+        }
+    return values
+
+
+def kubevirt_configuration(spec: ProfileSpec) -> dict[str, Any]:
+    """spec.configuration of the partial KubeVirt object: the fields this tool owns."""
+    gates = [HOST_DEVICES_GATE, *(g for g in spec.kubevirt.feature_gates if g != HOST_DEVICES_GATE)]
+    config: dict[str, Any] = {"developerConfiguration": {"featureGates": gates}}
+    pci = pci_entries(spec.devices)
+    mdev = mdev_entries(spec.devices) if spec.variant == "vgpu" else []
+    permitted = {k: v for k, v in (("pciHostDevices", pci), ("mediatedDevices", mdev)) if v}
+    if permitted:
+        config["permittedHostDevices"] = permitted
+    if spec.variant == "vgpu":
+        mdev_config = mdev_configuration(spec.mediated_devices_configuration)
+        if mdev_config:
+            config["mediatedDevicesConfiguration"] = mdev_config
+    return config

@@ -1,0 +1,48 @@
+"""Reading profiles from git without a checkout: the files under clusters/ at a ref."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+
+from renderer.errors import GitError
+
+__all__ = ["open_repo", "resolve", "tree_files", "write_files"]
+
+
+def open_repo(path: Path) -> git.Repo:
+    """The git repository at (or above) `path`."""
+    try:
+        return git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"{path} is not inside a git repository; pass --repo DIR") from None
+
+
+def resolve(repo: git.Repo, ref: str) -> git.Commit:
+    """A ref (branch, tag, sha, HEAD~1...) -> commit; GitError naming the ref if unknown."""
+    try:
+        return repo.commit(ref)
+    except (git.BadName, ValueError):
+        raise GitError(f'unknown git ref "{ref}"; check the branch or commit name') from None
+
+
+def tree_files(commit: git.Commit, top: str = "clusters") -> dict[str, bytes]:
+    """Every blob under `top` at this commit: repo-relative path -> bytes."""
+    try:
+        tree = commit.tree / top
+    except KeyError:
+        return {}
+    return {
+        str(item.path): item.data_stream.read()
+        for item in tree.traverse()
+        if isinstance(item, git.Blob)
+    }
+
+
+def write_files(root: Path, files: dict[str, bytes]) -> None:
+    """Lay files out under a scratch directory `root`."""
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)

@@ -1,0 +1,228 @@
+"""One typed model, two uses: decoding marked YAML into it, and the JSON Schema editors use.
+
+Model classes are frozen dataclasses whose fields carry `spec(...)` metadata. Supported field types:
+str, bool, int, Literal[...], list[T], dict[str, T], T | None and nested model classes. YAML keys are
+the camelCase form of the field name unless `key=` says otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import types
+import typing
+from dataclasses import MISSING, dataclass
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+from renderer.errors import Problem, ProfileError
+from renderer.yaml_io import Marks, Path
+
+__all__ = ["decode", "field_path", "json_schema", "spec", "yaml_key"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Meta:
+    doc: str
+    key: str | None
+    pattern: str | None
+    hint: str | None
+
+
+def spec(
+    doc: str,
+    *,
+    default: Any = MISSING,
+    factory: Any = MISSING,
+    key: str | None = None,
+    pattern: str | None = None,
+    hint: str | None = None,
+) -> Any:
+    """A model field: its documentation, default, YAML key and an optional regex with a fix hint."""
+    meta = {"gpu": _Meta(doc, key, pattern, hint)}
+    if factory is not MISSING:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def yaml_key(f: dataclasses.Field[Any]) -> str:
+    meta: _Meta = f.metadata["gpu"]
+    if meta.key:
+        return meta.key
+    head, *rest = f.name.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+def field_path(path: Path) -> str:
+    """("spec", "devices", 1, "class") -> spec.devices[1].class"""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+_TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer"}
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f'"{value}" (a string)'
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _optional_inner(tp: Any) -> Any | None:
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1 and len(get_args(tp)) == 2:
+            return args[0]
+    return None
+
+
+class _Decoder:
+    def __init__(self, file: str, marks: Marks):
+        self.file = file
+        self.marks = marks
+        self.problems: list[Problem] = []
+
+    def line(self, path: Path) -> int:
+        while path and path not in self.marks:
+            path = path[:-1]
+        return self.marks.get(path, 0)
+
+    def error(self, path: Path, message: str) -> None:
+        self.problems.append(Problem(self.file, self.line(path), field_path(path), message))
+
+    def value(self, tp: Any, data: Any, path: Path, meta: _Meta | None) -> Any:
+        inner = _optional_inner(tp)
+        if inner is not None:
+            return None if data is None else self.value(inner, data, path, meta)
+        origin = get_origin(tp)
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            return self.model(tp, data, path)
+        if origin is Literal:
+            choices = [str(c) for c in get_args(tp)]
+            if data in get_args(tp):
+                return data
+            close = difflib.get_close_matches(str(data), choices, n=1)
+            tip = f'; did you mean "{close[0]}"?' if close else ""
+            self.error(path, f"{_describe(data)} is not one of {', '.join(choices)}{tip}")
+            return None
+        if origin is list:
+            if not isinstance(data, list):
+                self.error(path, f"expected a list, got {_describe(data)}")
+                return None
+            (item,) = get_args(tp)
+            return [self.value(item, v, (*path, i), meta) for i, v in enumerate(data)]
+        if origin is dict:
+            if not isinstance(data, dict):
+                self.error(path, f"expected a mapping, got {_describe(data)}")
+                return None
+            _, item = get_args(tp)
+            return {k: self.value(item, v, (*path, k), meta) for k, v in data.items()}
+        if tp is Any:
+            return data
+        # bool is an int in Python: check exact scalar types.
+        if type(data) is not tp:
+            self.error(path, f"expected {_TYPE_NAMES.get(tp, tp.__name__)}, got {_describe(data)}")
+            return None
+        if meta and meta.pattern and isinstance(data, str) and not re.fullmatch(meta.pattern, data):
+            self.error(path, f'"{data}" {meta.hint or "does not match " + meta.pattern}')
+        return data
+
+    def model(self, cls: type[T], data: Any, path: Path) -> T | None:
+        if not isinstance(data, dict):
+            self.error(path, f"expected a mapping, got {_describe(data)}")
+            return None
+        fields = {yaml_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        hints = get_type_hints(cls)
+        for key in data:
+            if key not in fields:
+                close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+                tip = f'did you mean "{close[0]}"?' if close else f"known: {', '.join(fields)}"
+                self.error((*path, key), f"unknown field; {tip}")
+        kwargs: dict[str, Any] = {}
+        for key, f in fields.items():
+            if key in data:
+                kwargs[f.name] = self.value(
+                    hints[f.name], data[key], (*path, key), f.metadata["gpu"]
+                )
+            elif f.default is MISSING and f.default_factory is MISSING:
+                self.error((*path, key), "required field is missing")
+                kwargs[f.name] = None
+        return cls(**kwargs)
+
+
+def decode(cls: type[T], data: Any, file: str, marks: Marks) -> T:
+    """Decode plain YAML data into `cls`; raise ProfileError listing every problem found."""
+    decoder = _Decoder(file, marks)
+    result = decoder.model(cls, data, ())
+    if decoder.problems or result is None:
+        raise ProfileError(sorted(decoder.problems, key=lambda p: p.line))
+    return result
+
+
+def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    inner = _optional_inner(tp)
+    if inner is not None:
+        return {"anyOf": [_schema(inner, defs), {"type": "null"}]}
+    origin = get_origin(tp)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        name = tp.__name__
+        if name not in defs:
+            defs[name] = {}  # placeholder first: guards against recursion
+            defs[name] = _model_schema(tp, defs)
+        return {"$ref": f"#/$defs/{name}"}
+    if origin is Literal:
+        return {"enum": list(get_args(tp))}
+    if origin is list:
+        return {"type": "array", "items": _schema(get_args(tp)[0], defs)}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _schema(get_args(tp)[1], defs)}
+    if tp is Any:
+        return {}
+    return {"type": {str: "string", bool: "boolean", int: "integer"}[tp]}
+
+
+def _model_schema(cls: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    hints = get_type_hints(cls)
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for f in dataclasses.fields(cls):
+        meta: _Meta = f.metadata["gpu"]
+        prop = _schema(hints[f.name], defs)
+        prop["description"] = meta.doc
+        if meta.pattern:
+            prop["pattern"] = f"^(?:{meta.pattern})$"
+        if f.default is not MISSING and not dataclasses.is_dataclass(f.default):
+            prop["default"] = f.default
+        if f.default is MISSING and f.default_factory is MISSING:
+            required.append(yaml_key(f))
+        props[yaml_key(f)] = prop
+    out: dict[str, Any] = {"type": "object", "description": (cls.__doc__ or "").strip()}
+    out["properties"] = props
+    out["additionalProperties"] = False
+    if required:
+        out["required"] = required
+    return out
+
+
+def json_schema(cls: type[Any], schema_id: str) -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of a model class."""
+    defs: dict[str, Any] = {}
+    root = _model_schema(cls, defs)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": schema_id,
+        **root,
+        "$defs": dict(sorted(defs.items())),
+    }

@@ -1,0 +1,105 @@
+"""YAML at the edges: marked loading of hand-written files, deterministic dumping of output.
+
+libyaml (CSafeLoader/CSafeDumper) is required: the pure-Python classes are 5-7x slower and give the
+same result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from renderer.errors import Problem, ProfileError
+
+__all__ = ["Marks", "Path", "dump_all", "dump_yaml", "load_all", "load_marked"]
+
+Path = tuple[str | int, ...]
+Marks = dict[Path, int]
+"""Line (1-based) where each path is written: the key line for mapping entries."""
+
+if not getattr(yaml, "__with_libyaml__", False):  # pragma: no cover - depends on the wheel
+    raise ImportError("PyYAML without libyaml: reinstall pyyaml from a binary wheel")
+
+_Loader = yaml.CSafeLoader
+_Dumper = yaml.CSafeDumper
+
+
+class _Builder:
+    """Turns a composed node graph into plain values, recording lines and refusing aliases."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.marks: Marks = {}
+        self.seen: set[int] = set()
+        self.scalars = yaml.constructor.SafeConstructor()
+
+    def fail(self, node: yaml.Node, message: str) -> ProfileError:
+        return ProfileError([Problem(self.file, node.start_mark.line + 1, "", message)])
+
+    def build(self, node: yaml.Node, path: Path) -> Any:
+        # A node reached twice is an alias: refusing them makes "billion laughs" impossible.
+        if id(node) in self.seen:
+            raise self.fail(node, "YAML anchors and aliases are not allowed; write the value out")
+        self.seen.add(id(node))
+        self.marks.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise self.fail(key_node, "mapping keys must be plain strings")
+                key = str(key_node.value)
+                if key == "<<":
+                    raise self.fail(key_node, "YAML merge keys (<<) are not allowed")
+                if key in out:
+                    raise self.fail(key_node, f'duplicate key "{key}"; keep one of them')
+                self.marks[(*path, key)] = key_node.start_mark.line + 1
+                out[key] = self.build(value_node, (*path, key))
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self.scalars.construct_object(node)
+
+
+def load_marked(text: str, file: str) -> tuple[Any, Marks]:
+    """Load one YAML document, keeping the line of every path; errors name file and line."""
+    try:
+        docs = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 0
+        problem = exc.problem or "invalid YAML"
+        raise ProfileError([Problem(file, line, "", f"YAML syntax error: {problem}")]) from None
+    except yaml.YAMLError as exc:
+        raise ProfileError([Problem(file, 0, "", f"YAML error: {exc}")]) from None
+    docs = [d for d in docs if d is not None]
+    if not docs:
+        raise ProfileError([Problem(file, 0, "", "the file is empty; it must hold one document")])
+    if len(docs) > 1:
+        line = docs[1].start_mark.line + 1
+        raise ProfileError([Problem(file, line, "", "more than one YAML document; keep one")])
+    builder = _Builder(file)
+    return builder.build(docs[0], ()), builder.marks
+
+
+def dump_yaml(obj: Any) -> str:
+    """One document, keys in insertion order: the same input gives the same bytes."""
+    text: str = yaml.dump(
+        obj,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=4096,
+    )
+    return text
+
+
+def dump_all(objs: list[Any]) -> str:
+    """Multi-document YAML, '---' between documents."""
+    return "---\n".join(dump_yaml(o) for o in objs)
+
+
+def load_all(text: str) -> list[Any]:
+    """Every non-empty document of a multi-document YAML text."""
+    return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
