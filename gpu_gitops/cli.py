@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from audit.errors import AuditError
 from gpu_gitops import __version__
+from gpu_gitops.commands import Command, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from gpu_gitops.demo import run_demo
 from renderer.build import build_dir, build_overlays
@@ -25,8 +26,6 @@ from renderer.yaml_io import load_all
 __all__ = ["main"]
 
 SCHEMA_ID = "https://gpu-gitops.dev/schemas/gpu-profile-v1alpha1.json"
-
-Command = Callable[[argparse.Namespace, Console], int]
 
 
 def _warnings(console: Console, warnings: Sequence[object]) -> None:
@@ -105,58 +104,40 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     return run_demo(console)
 
 
-_EXAMPLES = {
-    "validate": """gpu-gitops validate
-  gpu-gitops validate clusters/ams1
-  gpu-gitops validate clusters/ams1/gpu-profile.yaml""",
-    "render": """gpu-gitops render
-  gpu-gitops render --cluster ams1
-  gpu-gitops render --check    # in CI: exit 1 when overlays are stale""",
-    "build": """gpu-gitops build --cluster ams1
-  gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
-    "schema": "gpu-gitops schema > gpu-profile.schema.json",
-    "demo": "gpu-gitops demo",
-}
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-gitops",
-        description="Render GPU profiles into Flux-ready manifests and audit live clusters for drift.",
+        description="Render GPU profiles into Flux-ready manifests; audit live clusters for drift.",
         epilog="Exit codes: 0 success, 1 drift/diff/stale found, 2 bad input or error.",
     )
     parser.add_argument("--version", action="version", version=f"gpu-gitops {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(
-            name,
-            help=help_text,
-            description=help_text,
-            epilog="examples:\n  " + _EXAMPLES[name],
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        p.set_defaults(func=func)
-        return p
-
-    def repo_arg(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--repo",
-            type=Path,
-            default=Path(),
-            metavar="DIR",
-            help="the gitops checkout (default: current directory)",
-        )
-
-    p = command(
-        "validate", cmd_validate, "Check profiles (and committed overlays); exit 2 on any error."
+    p = add_command(
+        sub,
+        "validate",
+        cmd_validate,
+        "Check profiles (and committed overlays); exit 2 on any error.",
+        """
+gpu-gitops validate
+gpu-gitops validate clusters/ams1
+gpu-gitops validate clusters/ams1/gpu-profile.yaml""",
     )
     p.add_argument(
         "paths", nargs="*", metavar="PATH", help="cluster folders or profile files (default: all)"
     )
-    repo_arg(p)
-    p = command("render", cmd_render, "Write overlays/<name>/ for each cluster from its profile.")
+    add_repo_arg(p)
+    p = add_command(
+        sub,
+        "render",
+        cmd_render,
+        "Write overlays/<name>/ for each cluster from its profile.",
+        """
+gpu-gitops render
+gpu-gitops render --cluster ams1
+gpu-gitops render --check    # in CI: exit 1 when overlays are stale""",
+    )
     p.add_argument(
         "--cluster",
         action="append",
@@ -167,15 +148,34 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if generated files are stale"
     )
-    repo_arg(p)
-    p = command(
-        "build", cmd_build, "Print the built manifests of one cluster (multi-document YAML)."
+    add_repo_arg(p)
+    p = add_command(
+        sub,
+        "build",
+        cmd_build,
+        "Print the built manifests of one cluster (multi-document YAML).",
+        """
+gpu-gitops build --cluster ams1
+gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
     )
     p.add_argument("--cluster", required=True, metavar="NAME")
     p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
-    repo_arg(p)
-    command("schema", cmd_schema, "Print the JSON Schema of gpu-profile.yaml (for editors).")
-    command("demo", cmd_demo, "Run the whole loop on built-in example data, offline.")
+    add_repo_arg(p)
+    add_command(
+        sub,
+        "schema",
+        cmd_schema,
+        "Print the JSON Schema of gpu-profile.yaml (for editors).",
+        "gpu-gitops schema > gpu-profile.schema.json",
+    )
+    add_command(
+        sub,
+        "demo",
+        cmd_demo,
+        "Run the whole loop on built-in example data, offline.",
+        "gpu-gitops demo",
+    )
+    # Commands defined in their own modules register here, one line each.
     return parser
 
 

@@ -1,6 +1,6 @@
 """The kustomize bases the tool ships, written by `render` to overlays/base/<name>/.
 
-Each cluster overlay lists the bases it needs and patches them (JSON 6902) with its profile's values.
+Each cluster overlay lists the bases it needs and patches them (JSON 6902) with its values.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `platform_gpu_values` is what the renderer writes into the platform Package.
 `predict_packages` re-states templates/bundles/iaas.yaml (and _helpers.tpl) for the Packages that
 carry GPU wiring; the oracle tests render the real chart with Helm and compare.
-Sources: cozystack/cozystack@3c780acd packages/core/platform/{values*.yaml,templates/bundles/iaas.yaml};
+Sources: cozystack/cozystack@3c780acd packages/core/platform/ (values*.yaml, bundles/iaas.yaml);
 v1.6.2 (bfde94fd) for "1.5" and "1.6", which lacks main's bundles.system.enabled guard.
 """
 

@@ -1,7 +1,7 @@
 """Exceptions of the renderer.
 
 RenderError                 base: the CLI prints its message (one line per problem) and exits 2
- +-- ProfileError            a profile (or its platform.yaml) breaks the contract; carries every problem
+ +-- ProfileError            a profile (or platform.yaml) breaks the contract; carries every problem
  +-- BuildError              kustomize could not build an overlay
  +-- WriteError              files could not be written; nothing was changed
  +-- GitError                a git repository or ref cannot be read or written

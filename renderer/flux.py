@@ -1,6 +1,6 @@
 """Plain Flux + KubeVirt: GPU Operator values per variant and the KubeVirt configuration.
 
-The variant values follow Cozystack's packages/system/gpu-operator/values-*.yaml (cozystack@3c780acd)
+The variant values follow Cozystack's packages/system/gpu-operator/values-*.yaml (@3c780acd)
 minus its wrapper-chart `gpu-operator:` key, since plain Flux installs NVIDIA's chart directly.
 """
 

@@ -71,7 +71,7 @@ class Device:
         "PCI vendor:device, hex (VVVV:DDDD).",
         default=None,
         pattern=r"[0-9A-Fa-f]{4}:[0-9A-Fa-f]{4}",
-        hint='is not vendor:device hex; write four hex digits, ":", four hex digits, e.g. "10DE:2BB5"',
+        hint='is not vendor:device hex; write 4 hex digits, ":", 4 hex digits, e.g. "10DE:2BB5"',
     )
     mdev_name_selector: str | None = spec(
         "vGPU mediated device type name, as in mdev_supported_types/*/name.", default=None
