@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import re
 import types
 import typing
+from collections.abc import Hashable
 from dataclasses import MISSING, dataclass
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
@@ -80,6 +82,16 @@ def _describe(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
+def _hints(cls: Any) -> dict[str, Any]:
+    # Resolving string annotations is the slowest part of decoding; the model never changes.
+    return _cached_hints(cls)
+
+
+@functools.cache
+def _cached_hints(cls: Hashable) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
 def _optional_inner(tp: Any) -> Any | None:
     if get_origin(tp) in (typing.Union, types.UnionType):
         args = [a for a in get_args(tp) if a is not type(None)]
@@ -133,7 +145,13 @@ class _Decoder:
             return data
         # bool is an int in Python: check exact scalar types.
         if type(data) is not tp:
-            self.error(path, f"expected {_TYPE_NAMES.get(tp, tp.__name__)}, got {_describe(data)}")
+            # YAML reads 1.6, 10, yes and 2024-01-01 as numbers, booleans and dates, not text.
+            quote = "; put it in quotes" if tp is str and not isinstance(data, (dict, list)) else ""
+            if data is None:
+                quote = ""
+            self.error(
+                path, f"expected {_TYPE_NAMES.get(tp, tp.__name__)}, got {_describe(data)}{quote}"
+            )
             return None
         if meta and meta.pattern and isinstance(data, str) and not re.fullmatch(meta.pattern, data):
             self.error(path, f'"{data}" {meta.hint or "does not match " + meta.pattern}')
@@ -144,7 +162,7 @@ class _Decoder:
             self.error(path, f"expected a mapping, got {_describe(data)}")
             return None
         fields = {yaml_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        hints = get_type_hints(cls)
+        hints = _hints(cls)
         for key in data:
             if key not in fields:
                 close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
@@ -194,7 +212,7 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model_schema(cls: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    hints = get_type_hints(cls)
+    hints = _hints(cls)
     props: dict[str, Any] = {}
     required: list[str] = []
     for f in dataclasses.fields(cls):

@@ -58,7 +58,12 @@ class _Builder:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self.scalars.construct_object(node)
+        try:
+            return self.scalars.construct_object(node)
+        except (yaml.YAMLError, ValueError):
+            # an explicit tag (!!python/..., !foo, !!int x...) that plain YAML data cannot take
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise self.fail(node, f'cannot read the value tagged "{tag}"; remove the tag') from None
 
 
 def load_marked(text: str, file: str) -> tuple[Any, Marks]:
@@ -69,10 +74,20 @@ def load_marked(text: str, file: str) -> tuple[Any, Marks]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
         problem = exc.problem or "invalid YAML"
+        context = exc.context_mark
+        if exc.context and context and context.line + 1 != line:
+            problem += f" ({exc.context} that starts on line {context.line + 1})"
         raise ProfileError([Problem(file, line, "", f"YAML syntax error: {problem}")]) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        char = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
+        message = f"YAML syntax error: unacceptable character {char}: {exc.reason}"
+        raise ProfileError([Problem(file, line, "", message)]) from None
     except yaml.YAMLError as exc:
-        raise ProfileError([Problem(file, 0, "", f"YAML error: {exc}")]) from None
-    docs = [d for d in docs if d is not None]
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ProfileError([Problem(file, 0, "", f"YAML error: {first}")]) from None
+    # A document holding nothing (or only null) is as good as no document.
+    docs = [d for d in docs if d is not None and d.tag != "tag:yaml.org,2002:null"]
     if not docs:
         raise ProfileError([Problem(file, 0, "", "the file is empty; it must hold one document")])
     if len(docs) > 1:
