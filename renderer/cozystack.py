@@ -194,7 +194,13 @@ def predict_packages(values: dict[str, Any], version: str) -> list[KubeObject]:
             "'isp-full' or 'isp-full-generic'"
         )
     if version == "main" and iaas_on and not _get(values, "bundles", "system", "enabled"):
-        raise ChartFailure("bundles.iaas.enabled requires bundles.system.enabled")
+        raise ChartFailure(
+            "bundles.iaas.enabled requires bundles.system.enabled: the iaas bundle depends on "
+            "packages emitted by the system bundle (cozystack.networking, "
+            "cozystack.cozystack-engine, cozystack.cert-manager, "
+            "cozystack.prometheus-operator-crds and cozystack.cozystack-basics). Enable the system "
+            "bundle with bundles.system.variant: isp-full or isp-full-generic."
+        )
     if not (iaas_on and full):
         return []
     enabled = _get(values, "bundles", "enabledPackages") or []

@@ -27,7 +27,7 @@ __all__ = [
 PROFILE_FILE = "gpu-profile.yaml"
 PLATFORM_FILE = "platform.yaml"
 MAX_FILE_BYTES = 256 * 1024
-"""A profile is a page of YAML; anything larger is a mistake (or an attack) rather than a profile."""
+"""A profile is a page of YAML; anything larger is a mistake (or an attack), not a profile."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,14 @@ def _read(path: Path, display: str) -> str:
             raise ProfileError(
                 [Problem(display, 0, "", f"file is {size} bytes, over the {MAX_FILE_BYTES} limit")]
             )
-        return path.read_text(encoding="utf-8")
+        # Read at most one byte past the limit: a symlink to /dev/zero has size 0 but no end.
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ProfileError(
+                [Problem(display, 0, "", f"file is over the {MAX_FILE_BYTES} bytes limit")]
+            )
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise ProfileError([Problem(display, 0, "", "file not found")]) from None
     except UnicodeDecodeError:
@@ -114,36 +121,84 @@ def parse_profile(text: str, file: str, folder: str | None) -> tuple[GPUProfile,
     return profile, marks
 
 
+_VALUES = ("spec", "components", "platform", "values")
+# What the renderer reads of platform.yaml, and the shape each must have when it is written.
+_PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
+    (("metadata",), dict, "a mapping"),
+    (("spec",), dict, "a mapping"),
+    (("spec", "variant"), str, "a string, e.g. isp-full"),
+    (("spec", "components"), dict, "a mapping"),
+    (("spec", "components", "platform"), dict, "a mapping"),
+    (_VALUES, dict, "a mapping"),
+    ((*_VALUES, "bundles"), dict, "a mapping"),
+    ((*_VALUES, "bundles", "iaas"), dict, "a mapping"),
+    ((*_VALUES, "bundles", "system"), dict, "a mapping"),
+    ((*_VALUES, "bundles", "enabledPackages"), list, "a list of package names"),
+    ((*_VALUES, "bundles", "disabledPackages"), list, "a list of package names"),
+)
+
+
 def _parse_platform(text: str, file: str) -> PlatformDoc:
     data, marks = load_marked(text, file)
+
+    def line(path: tuple[str, ...]) -> int:
+        while path and path not in marks:
+            path = path[:-1]
+        return marks.get(path, 1)
+
+    if not isinstance(data, dict):
+        raise ProfileError(
+            [
+                Problem(
+                    file,
+                    line(()),
+                    "",
+                    "must be the platform Package (kubectl get packages.cozystack.io "
+                    "cozystack.cozystack-platform -o yaml), a mapping",
+                )
+            ]
+        )
     want = {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package"}
     problems = [
         Problem(file, marks.get((k,), 1), k, f'must be "{v}"')
         for k, v in want.items()
-        if not isinstance(data, dict) or data.get(k) != v
+        if data.get(k) != v
     ]
-    if isinstance(data, dict):
-        name = (data.get("metadata") or {}).get("name")
-        if name != "cozystack.cozystack-platform":
-            line = marks.get(("metadata", "name"), 1)
-            problems.append(
-                Problem(file, line, "metadata.name", 'must be "cozystack.cozystack-platform"')
+    bad: set[tuple[str, ...]] = set()
+    for path, kind, what in _PLATFORM_SHAPES:
+        parent: Any = data
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+        if path[:-1] in bad or not isinstance(parent, dict) or path[-1] not in parent:
+            continue
+        value: Any = parent[path[-1]]
+        ok = isinstance(value, kind)
+        if ok and isinstance(value, list):
+            ok = all(isinstance(v, str) for v in value)
+        if not ok:
+            bad.add(path)
+            problems.append(Problem(file, line(path), ".".join(path), f"must be {what}"))
+    meta = data.get("metadata")
+    if ("metadata",) not in bad and (meta or {}).get("name") != "cozystack.cozystack-platform":
+        problems.append(
+            Problem(
+                file,
+                line(("metadata", "name")),
+                "metadata.name",
+                'must be "cozystack.cozystack-platform"',
             )
-        values = ((data.get("spec") or {}).get("components") or {}).get("platform", {})
-        if not isinstance(values, dict) or not isinstance(values.get("values", {}), dict):
-            line = marks.get(("spec", "components", "platform"), 1)
-            problems.append(
-                Problem(file, line, "spec.components.platform.values", "must be a mapping")
-            )
+        )
     if problems:
-        raise ProfileError(problems)
+        raise ProfileError(sorted(problems, key=lambda p: p.line))
     return PlatformDoc(file, data, marks)
 
 
 def load_profile(root: Path, name: str) -> LoadedProfile:
     """Load clusters/<name>/ under the repository `root`. Paths in messages are relative to it."""
-    check_cluster_name(name)
     folder = root / "clusters" / name
+    # A folder found under clusters/ is named by its path; a name from --cluster by the option.
+    plain = "/" not in name and name not in (".", "..")
+    check_cluster_name(name, f"clusters/{name}/" if plain and folder.is_dir() else "--cluster")
     file = f"clusters/{name}/{PROFILE_FILE}"
     profile, marks = parse_profile(_read(folder / PROFILE_FILE, file), file, name)
     platform = None

@@ -80,7 +80,13 @@ def _devices(c: _Checker) -> None:
             c.add(at, "set pciVendorSelector (a PCI device) or mdevNameSelector (a vGPU type)")
         name = d.resource_name
         m = _EXTENDED_RESOURCE.fullmatch(name)
-        if not m or len(m["domain"]) > 253 or m["domain"].endswith("kubernetes.io"):
+        if m and m["domain"].endswith("kubernetes.io"):
+            c.add(
+                (*at, "resourceName"),
+                f'"{name}": the kubernetes.io domain is reserved for Kubernetes; '
+                'use the device plugin\'s, e.g. "nvidia.com/GA102GL_A10"',
+            )
+        elif not m or len(m["domain"]) > 253:
             c.add(
                 (*at, "resourceName"),
                 f'"{name}" is not a valid extended resource name '
@@ -103,15 +109,16 @@ def _devices(c: _Checker) -> None:
                 c.warn(
                     (*at, "resourceName"),
                     f'the sandbox device plugin advertises "{advertised}" '
-                    f'for "{d.mdev_name_selector}", not "{name}"; confirm with kubectl describe node',
+                    f'for "{d.mdev_name_selector}", not "{name}"; '
+                    "confirm with kubectl describe node",
                 )
         if d.pci_vendor_selector:
             sel = d.pci_vendor_selector.upper()
             if sel in seen_pci:
                 c.add(
                     (*at, "pciVendorSelector"),
-                    f'"{d.pci_vendor_selector}" repeats '
-                    f"spec.devices[{seen_pci[sel]}]; virt-handler keys devices by selector, keep one",
+                    f'"{d.pci_vendor_selector}" repeats spec.devices[{seen_pci[sel]}]; '
+                    "virt-handler keys devices by selector, keep one",
                 )
             elif uses_pci_defaults and sel in defaults_pci:
                 c.add(
@@ -210,7 +217,7 @@ def _vgpu(c: _Checker) -> None:
         late = sorted(
             {d.architecture for d in spec.devices if d.architecture} - set(_MDEV_ARCHITECTURES)
         )
-        if late:
+        if late and spec.variant == "vgpu":  # elsewhere the Device Manager is not deployed
             c.add(
                 ("spec", "vgpu", "deviceManager"),
                 f"the vGPU Device Manager runs on Pascal..Ampere "
@@ -239,8 +246,8 @@ def _hami_and_nodes(c: _Checker) -> None:
     if spec.hami and c.cozystack and spec.variant == "container":
         c.add(
             ("spec", "hami"),
-            "on a Cozystack management cluster HAMi and the container variant "
-            "both register nvidia.com/gpu; use passthrough with container-labelled nodes, or drop hami",
+            "on a Cozystack management cluster HAMi and the container variant both "
+            "register nvidia.com/gpu; use passthrough with container-labelled nodes, or drop hami",
         )
     if (
         spec.hami
@@ -308,33 +315,40 @@ def _platform_values(c: _Checker, version: str) -> None:
     spec, doc = c.spec, c.lp.platform
     gpu_on = spec.variant in BUNDLE_VARIANTS
     if doc is None:
-        if gpu_on:
-            c.warn(
-                ("spec", "platform"),
-                f"no clusters/{c.lp.name}/{PLATFORM_FILE}: the bundle "
-                "conditions cannot be checked and the bundles.enabledPackages written here "
-                "replaces the live list when Flux applies it; save the live Package there "
-                "(kubectl get packages.cozystack.io cozystack.cozystack-platform -o yaml)",
-            )
+        # enabledPackages is written on every variant (container removes the gpu-operator).
+        c.warn(
+            ("spec", "platform"),
+            f"no clusters/{c.lp.name}/{PLATFORM_FILE}: "
+            + ("the bundle conditions cannot be checked and " if gpu_on else "")
+            + "the bundles.enabledPackages written here "
+            "replaces the live list when Flux applies it; save the live Package there "
+            "(kubectl get packages.cozystack.io cozystack.cozystack-platform -o yaml)",
+        )
         return
-    variant = (doc.obj.get("spec") or {}).get("variant")
-    values: dict[str, Any] = doc.obj["spec"]["components"]["platform"].get("values") or {}
+    spec_doc = doc.obj.get("spec") or {}
+    variant = spec_doc.get("variant")
+    platform = (spec_doc.get("components") or {}).get("platform") or {}
+    values: dict[str, Any] = platform.get("values") or {}
     eff = effective_values(values, variant)
     vp = ("spec", "components", "platform", "values", "bundles")
     iaas = (eff.get("bundles") or {}).get("iaas") or {}
     system = (eff.get("bundles") or {}).get("system") or {}
     if gpu_on:
         shown = f'"{variant}"' if variant else "unset (default)"
-        if not iaas.get("enabled"):
+        full = system.get("variant") in ("isp-full", "isp-full-generic")
+        if not iaas.get("enabled") and (*vp, "iaas", "enabled") in doc.marks and full:
             c.platform_problem(
-                (*vp, "iaas", "enabled")
-                if (*vp, "iaas", "enabled") in doc.marks
-                else ("spec", "variant"),
-                f"bundles.iaas.enabled is off (platform "
-                f"variant {shown}), so the GPU bundle installs nothing; use "
-                "spec.variant isp-full or isp-full-generic",
+                (*vp, "iaas", "enabled"),
+                "bundles.iaas.enabled is false, so the GPU bundle installs nothing; set it to true",
             )
-        elif system.get("variant") not in ("isp-full", "isp-full-generic"):
+        elif not iaas.get("enabled"):
+            c.platform_problem(
+                ("spec", "variant"),
+                f"bundles.iaas.enabled is off (platform "
+                f"variant {shown}), so the GPU bundle installs nothing; set the Package's "
+                "spec.variant to isp-full or isp-full-generic",
+            )
+        elif not full:
             c.platform_problem(
                 (*vp, "system", "variant"),
                 "the GPU bundle needs bundles.system.variant isp-full or isp-full-generic",
@@ -345,11 +359,17 @@ def _platform_values(c: _Checker, version: str) -> None:
                 "on Cozystack main the iaas bundle requires bundles.system.enabled: true",
             )
     elif GPU_OPERATOR in ((eff.get("bundles") or {}).get("enabledPackages") or []):
+        # The standalone container Package has the same name: it takes the kept one over.
+        fix = (
+            "the standalone container-variant Package of the same name takes it over"
+            if spec.variant == "container"
+            else "delete it by hand"
+        )
         c.platform_problem(
             (*vp, "enabledPackages"),
             f"{GPU_OPERATOR} is removed from "
             "enabledPackages, but the live Package stays (helm.sh/resource-policy: "
-            "keep): delete it by hand",
+            f"keep): {fix}",
             "warning",
         )
     current = iaas.get("gpuOperatorVariant")

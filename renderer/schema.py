@@ -1,8 +1,8 @@
 """One typed model, two uses: decoding marked YAML into it, and the JSON Schema editors use.
 
-Model classes are frozen dataclasses whose fields carry `spec(...)` metadata. Supported field types:
-str, bool, int, Literal[...], list[T], dict[str, T], T | None and nested model classes. YAML keys are
-the camelCase form of the field name unless `key=` says otherwise.
+Model classes are frozen dataclasses whose fields carry `spec(...)` metadata. Supported field
+types: str, bool, int, Literal[...], list[T], dict[str, T], T | None and nested model classes. YAML
+keys are the camelCase form of the field name unless `key=` says otherwise.
 """
 
 from __future__ import annotations
@@ -146,9 +146,8 @@ class _Decoder:
         # bool is an int in Python: check exact scalar types.
         if type(data) is not tp:
             # YAML reads 1.6, 10, yes and 2024-01-01 as numbers, booleans and dates, not text.
-            quote = "; put it in quotes" if tp is str and not isinstance(data, (dict, list)) else ""
-            if data is None:
-                quote = ""
+            scalar = data is not None and not isinstance(data, (dict, list))
+            quote = "; put it in quotes" if tp is str and scalar else ""
             self.error(
                 path, f"expected {_TYPE_NAMES.get(tp, tp.__name__)}, got {_describe(data)}{quote}"
             )

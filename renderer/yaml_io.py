@@ -79,7 +79,8 @@ def load_marked(text: str, file: str) -> tuple[Any, Marks]:
             problem += f" ({exc.context} that starts on line {context.line + 1})"
         raise ProfileError([Problem(file, line, "", f"YAML syntax error: {problem}")]) from None
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
+        # libyaml reads the text as UTF-8: its position counts bytes
+        line = text.encode("utf-8", "surrogatepass")[: exc.position].count(b"\n") + 1
         char = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
         message = f"YAML syntax error: unacceptable character {char}: {exc.reason}"
         raise ProfileError([Problem(file, line, "", message)]) from None

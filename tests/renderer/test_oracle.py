@@ -11,6 +11,7 @@ see helmchart.py) renders the same values and the GPU Packages must be equal, fa
 from __future__ import annotations
 
 import copy
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,11 @@ def predicted_outcome(
     return ("ok", {d["metadata"]["name"]: d for d in docs}), docs
 
 
+def same(a: Any, b: Any) -> bool:
+    """Equal as YAML data, types included: Python's == takes True for 1 and 4 for 4.0."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def assert_agree(expected: Outcome, got: Outcome) -> None:
     """Chart (expected) vs renderer (got): same failure text, or the same Packages exactly."""
     if expected[0] == "fail" or got[0] == "fail":
@@ -93,6 +99,7 @@ def assert_agree(expected: Outcome, got: Outcome) -> None:
     assert sorted(have) == sorted(want), "Packages rendered by the chart vs predicted"
     for name in want:
         assert have[name] == want[name], f"{name} differs"
+        assert same(have[name], want[name]), f"{name} differs in a value's type"
 
 
 # --- 1. the examples -------------------------------------------------------------------------
@@ -129,7 +136,9 @@ def test_there_are_cozystack_examples() -> None:
 @pytest.mark.parametrize("cluster", COZYSTACK_EXAMPLES)
 def test_example_packages_equal_chart(cluster: str, built, chart: PlatformChart) -> None:
     lp, objects = built[cluster]
-    platform = [o for o in objects if o["kind"] == "Package" and o["metadata"]["name"] == PLATFORM_PACKAGE]
+    platform = [
+        o for o in objects if o["kind"] == "Package" and o["metadata"]["name"] == PLATFORM_PACKAGE
+    ]
     assert len(platform) == 1, f"{cluster}: built output has {len(platform)} platform Packages"
     spec = platform[0]["spec"]
     values = spec["components"]["platform"]["values"]
@@ -139,7 +148,9 @@ def test_example_packages_equal_chart(cluster: str, built, chart: PlatformChart)
 
     expected, rendered = chart_outcome(chart, values, version, variant)
     got, _ = predicted_outcome(values, version, variant)
-    assert expected[0] == "ok", f"{cluster}: the platform chart refuses the built values: {expected[1]}"
+    assert expected[0] == "ok", (
+        f"{cluster}: the platform chart refuses the built values: {expected[1]}"
+    )
     assert_agree(expected, got)
 
     # What the profile asked for is what the chart wires.
@@ -147,6 +158,12 @@ def test_example_packages_equal_chart(cluster: str, built, chart: PlatformChart)
     gpu_via_bundle = lp.profile.spec.variant in ("passthrough", "vgpu")
     assert (GPU_OPERATOR in names) == gpu_via_bundle
     assert (HAMI in names) == (gpu_via_bundle and lp.profile.spec.hami)
+    kubevirt = (
+        expected[1].get(KUBEVIRT, {}).get("spec", {}).get("components", {}).get("kubevirt", {})
+    )
+    permitted = kubevirt.get("values", {}).get("permittedHostDevices", {})
+    wired = {d["resourceName"] for entries in permitted.values() for d in entries}
+    assert {d.resource_name for d in lp.profile.spec.devices} <= wired
     # DESIGN §4 rule 4: never emit a Package the platform itself renders.
     rendered_names = {d["metadata"]["name"] for d in rendered if d.get("kind") == "Package"}
     emitted = {o["metadata"]["name"] for o in objects if o["kind"] == "Package"}
@@ -157,7 +174,15 @@ def test_example_packages_equal_chart(cluster: str, built, chart: PlatformChart)
 
 _MISSING = object()
 _KNOWN_TEST_KEYS = {"it", "set", "documentSelector", "asserts"}
-_KNOWN_ASSERTS = {"equal", "notEqual", "exists", "notExists", "contains", "notContains", "failedTemplate"}
+_KNOWN_ASSERTS = {
+    "equal",
+    "notEqual",
+    "exists",
+    "notExists",
+    "contains",
+    "notContains",
+    "failedTemplate",
+}
 
 
 def _suite() -> list[dict[str, Any]]:
@@ -220,17 +245,19 @@ def _check(kind: str, args: dict[str, Any], doc: dict[str, Any]) -> str | None:
     if kind == "notExists":
         return None if value is _MISSING else f"{where}: present ({value!r})"
     if kind in ("equal", "notEqual"):
-        same = value is not _MISSING and value == args["value"]
-        return None if same == (kind == "equal") else f"{where}: {value!r} vs {args['value']!r}"
+        equal = value is not _MISSING and same(value, args["value"])
+        return None if equal == (kind == "equal") else f"{where}: {value!r} vs {args['value']!r}"
     if kind in ("contains", "notContains"):
         if not isinstance(value, list):
             return f"{where}: not a list ({value!r})"
-        found = args["content"] in value
+        found = any(same(item, args["content"]) for item in value)
         return None if found == (kind == "contains") else f"{where}: {args['content']!r}"
     raise AssertionError(kind)
 
 
-def _suite_failures(case: dict[str, Any], outcome: Outcome, docs: list[dict[str, Any]]) -> list[str]:
+def _suite_failures(
+    case: dict[str, Any], outcome: Outcome, docs: list[dict[str, Any]]
+) -> list[str]:
     """What of the case's asserts fails on this render (docs: every object it rendered)."""
     failures = []
     for item in case["asserts"]:
@@ -263,6 +290,8 @@ def test_suite_is_read_whole(reference_dir: Path) -> None:
         assert set(case) <= _KNOWN_TEST_KEYS, f"{case['it']!r}: keys {sorted(set(case))}"
         for item in case["asserts"]:
             assert set(item) - {"documentSelector"} <= _KNOWN_ASSERTS, item
+        # and the port's asserts can fail: nothing rendered satisfies none of them
+        assert _suite_failures(case, ("ok", {}), []), case["it"]
 
 
 @pytest.mark.parametrize(("case", "version"), _SUITE_PARAMS)
@@ -306,12 +335,38 @@ EXTRA_CASES: list[tuple[str, str | None, dict[str, Any]]] = [
     ("kubevirt-disabled", None, {"bundles": {**_ON, "disabledPackages": [KUBEVIRT]}}),
     ("cpu-ratio-zero", None, {"bundles": _ON, "resources": {"cpuAllocationRatio": 0}}),
     ("cpu-ratio-null", None, {"bundles": _ON, "resources": {"cpuAllocationRatio": None}}),
+    ("cpu-ratio-float", None, {"bundles": _ON, "resources": {"cpuAllocationRatio": 2.5}}),
+    (
+        "variant-empty-string",
+        None,
+        {
+            "bundles": {
+                **_ON,
+                "iaas": {"enabled": True, "gpuOperatorVariant": ""},
+                "enabledPackages": [GPU_OPERATOR],
+            }
+        },
+    ),
+    (
+        "variant-null",
+        None,
+        {
+            "bundles": {
+                **_ON,
+                "iaas": {"enabled": True, "gpuOperatorVariant": None},
+                "enabledPackages": [GPU_OPERATOR],
+            }
+        },
+    ),
     (
         "vgpu-image-only",
         None,
         {
-            "bundles": {**_ON, "iaas": {"enabled": True, "gpuOperatorVariant": "vgpu"},
-                        "enabledPackages": [GPU_OPERATOR]},
+            "bundles": {
+                **_ON,
+                "iaas": {"enabled": True, "gpuOperatorVariant": "vgpu"},
+                "enabledPackages": [GPU_OPERATOR],
+            },
             "gpu": {"vgpuManager": {"image": "my-vgpu-manager"}},
         },
     ),
@@ -319,8 +374,11 @@ EXTRA_CASES: list[tuple[str, str | None, dict[str, Any]]] = [
         "vgpu-replace-defaults-empty",
         None,
         {
-            "bundles": {**_ON, "iaas": {"enabled": True, "gpuOperatorVariant": "vgpu"},
-                        "enabledPackages": [GPU_OPERATOR]},
+            "bundles": {
+                **_ON,
+                "iaas": {"enabled": True, "gpuOperatorVariant": "vgpu"},
+                "enabledPackages": [GPU_OPERATOR],
+            },
             "gpu": {"replaceDefaults": True, "vgpuDeviceManager": {"enabled": True}},
         },
     ),
@@ -359,3 +417,18 @@ def test_system_bundle_guard_is_main_only(chart: PlatformChart) -> None:
     v16, _ = chart_outcome(chart, values, "1.6")
     assert v16[0] == "ok"
     assert set(v16[1]) == {KUBEVIRT, GPU_OPERATOR}
+
+
+def test_oracle_can_fail(chart: PlatformChart) -> None:
+    """The comparison sees a one-field difference and a missing Package."""
+    values = {"bundles": {**_ON, "enabledPackages": [GPU_OPERATOR]}}
+    expected, _ = chart_outcome(chart, values, "main")
+    got, _ = predicted_outcome(values, "main")
+    assert_agree(expected, got)
+    changed = copy.deepcopy(got[1])
+    changed[KUBEVIRT]["spec"]["components"]["kubevirt"]["values"]["extraFeatureGates"] = []
+    with pytest.raises(AssertionError, match="differs"):
+        assert_agree(expected, ("ok", changed))
+    del changed[GPU_OPERATOR]
+    with pytest.raises(AssertionError, match="rendered by the chart vs predicted"):
+        assert_agree(expected, ("ok", changed))
