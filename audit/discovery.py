@@ -1,17 +1,22 @@
-"""Discovery documents -> API resources: which plural, scope and version serve a kind.
+"""Discovery: which plural, scope and version serve a kind.
 
-Pure functions over the JSON the API server returns for `/api`, `/apis` and `/api(s)/.../{version}`;
-`kube_api.KubeApi` does the fetching.
+Pure parsers of the documents the API server returns for `/api`, `/apis` and `/api(s)/.../{v}`,
+and `Discovery`, which asks for them lazily (through the `fetch` it is given: `KubeApi.fetch`) and
+caches them for the life of one client: a group's versions are fetched only when a kind of it is
+resolved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from audit.errors import IncompleteReadError, KubeApiError
+
 __all__ = [
     "ApiResource",
+    "Discovery",
     "GroupVersions",
     "find_kind",
     "parse_core_versions",
@@ -45,7 +50,7 @@ class ApiResource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     def path(self, namespace: str = "", name: str = "") -> str:
-        """URL path of the collection (or of one object), across namespaces when `namespace` is ""."""
+        """URL path of the collection, or of one object; across namespaces if `namespace` is ""."""
         prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         scope = f"/namespaces/{namespace}" if self.namespaced and namespace else ""
         tail = f"/{name}" if name else ""
@@ -108,3 +113,67 @@ def parse_resources(doc: Mapping[str, Any], group: str, version: str) -> list[Ap
 def find_kind(resources: Iterable[ApiResource], kind: str) -> ApiResource | None:
     """The first resource serving `kind` (a kind can be served by one plural per version)."""
     return next((r for r in resources if r.kind == kind), None)
+
+
+class Discovery:
+    """Lazily fetched, cached discovery of one API server."""
+
+    def __init__(self, fetch: Callable[[str, str], Any]) -> None:
+        self._fetch = fetch
+        self._groups: list[GroupVersions] | None = None
+        self._resources: dict[tuple[str, str], list[ApiResource]] = {}
+
+    def groups(self) -> list[GroupVersions]:
+        """The core group then every API group, in the server's priority order."""
+        if self._groups is None:
+            try:
+                core = parse_core_versions(self._fetch("/api", "discovery /api"))
+                groups = parse_groups(self._fetch("/apis", "discovery /apis"))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise IncompleteReadError(
+                    f"discovery: the server's answer is malformed ({exc}); is it an API server?"
+                ) from None
+            self._groups = [core, *groups]
+        return self._groups
+
+    def resources(self, group: str, version: str) -> list[ApiResource]:
+        if (group, version) not in self._resources:
+            path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+            try:
+                found = parse_resources(self._fetch(path, f"discovery {path}"), group, version)
+            except KubeApiError as exc:
+                if exc.status != 404:
+                    raise
+                found = []  # listed in /apis but gone since: it serves nothing
+            except (KeyError, TypeError, ValueError) as exc:
+                raise IncompleteReadError(f"discovery {path}: malformed answer ({exc})") from None
+            self._resources[(group, version)] = found
+        return self._resources[(group, version)]
+
+    def resolve(self, kind: str, group: str | None = None) -> ApiResource | None:
+        """Plural, scope and version serving `kind` (preferred version first); None if not served.
+
+        Without a group, the first group serving the kind in the server's priority order wins.
+        A group whose discovery fails makes this raise rather than answer "not served".
+        """
+        for candidate in self.groups():
+            if group is not None and candidate.name != group:
+                continue
+            for version in candidate.versions:
+                if found := find_kind(self.resources(candidate.name, version), kind):
+                    return found
+        return None
+
+    def resolve_all(
+        self, wanted: Iterable[tuple[str, str]]
+    ) -> tuple[dict[tuple[str, str], ApiResource], list[tuple[str, str]]]:
+        """(group, kind) pairs -> ({pair: resource}, [pairs the server does not serve])."""
+        found: dict[tuple[str, str], ApiResource] = {}
+        missing: list[tuple[str, str]] = []
+        for group, kind in wanted:
+            resource = self.resolve(kind, group)
+            if resource is None:
+                missing.append((group, kind))
+            else:
+                found[(group, kind)] = resource
+        return found, missing

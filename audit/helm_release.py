@@ -1,12 +1,12 @@
 """Helm release storage: the newest deployed revision of each release, decoded from its Secret.
 
 Helm (3 and 4) stores each revision in a Secret `sh.helm.release.v1.<release>.v<N>` of type
-`helm.sh/release.v1`, labelled owner=helm, name, version and status (`pkg/storage/driver/secrets.go`).
-`data.release` is, from the outside in: base64 (the API's encoding of Secret data), base64 (Helm's),
-gzip (absent in old releases: look for the magic bytes 1f 8b), JSON of the release record
-(`pkg/release/v1/release.go`). The record keeps the rendered `manifest` (hooks excluded), the chart's
-metadata, the user values (`config`) and, from Helm 4, `apply_method` ("ssa" or "csa"; empty means
-client-side, a release installed by Helm 3).
+`helm.sh/release.v1`, labelled owner=helm, name, version and status
+(`pkg/storage/driver/secrets.go`). `data.release` is, from the outside in: base64 (the API's
+encoding of Secret data), base64 (Helm's), gzip (absent in old releases: look for the magic bytes
+1f 8b), JSON of the release record (`pkg/release/v1/release.go`). The record keeps the rendered
+`manifest` (hooks excluded), the chart's metadata, the user values (`config`) and, from Helm 4,
+`apply_method` ("ssa" or "csa"; empty means client-side, a release installed by Helm 3).
 
 Values can hold secrets: only their digest leaves this module, and no error quotes the payload.
 """

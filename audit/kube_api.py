@@ -6,10 +6,11 @@ backoff and jitter. A list pages with `limit`/`continue` and restarts from the f
 continue token expires (410); when attempts or restarts run out it raises IncompleteReadError, never
 returns the part it read. Any other error Status becomes a KubeApiError carrying its reason.
 
-The cyclic garbage collector is paused while a page is decoded: a page allocates hundreds of
+The cyclic garbage collector is paused while a list is read: its pages allocate hundreds of
 thousands of containers, none of them garbage, and the collector would otherwise scan them (and
-every earlier page) over and over. Measured with the test server, 20,000 objects at limit=500:
-see `tests/audit/test_kube_api.py::test_pausing_gc_keeps_decoding_cheap` for the ratio.
+every page before them) again and again. Measured against the test server in another process on
+2 cores, 20,000 ConfigMaps at limit=500: about 35k objects/s with the collector running, 64-75k
+paused for the whole list, 56k paused only while each page is decoded.
 """
 
 from __future__ import annotations
@@ -19,27 +20,21 @@ import gc
 import json
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
-from audit.discovery import (
-    ApiResource,
-    GroupVersions,
-    find_kind,
-    parse_core_versions,
-    parse_groups,
-    parse_resources,
-)
+from audit.discovery import ApiResource, Discovery
 from audit.errors import IncompleteReadError, KubeApiError
 from audit.kube_auth import build_auth, build_ssl_context
 from audit.kubeconfig import ClusterConfig
 from renderer.objects import KubeObject, ObjectKey
 
-__all__ = ["DEFAULT_TIMEOUT", "KubeApi", "RetryPolicy", "decode_json"]
+__all__ = ["DEFAULT_TIMEOUT", "KubeApi", "RetryPolicy", "decode_json", "paused_gc"]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -61,17 +56,23 @@ class RetryPolicy:
     """How many times a list may start over after its continue token expired."""
 
 
-def decode_json(body: bytes, pause_gc: bool = True) -> Any:
-    """json.loads with the cyclic GC paused (nothing decoded is garbage yet)."""
-    if not pause_gc:
-        return json.loads(body)
+@contextmanager
+def paused_gc(pause: bool = True) -> Iterator[None]:
+    """Pause the cyclic GC (unless asked not to); leave it as the caller had it."""
     was_enabled = gc.isenabled()
-    gc.disable()
+    if pause:
+        gc.disable()
     try:
-        return json.loads(body)
+        yield
     finally:
         if was_enabled:
             gc.enable()
+
+
+def decode_json(body: bytes, pause_gc: bool = True) -> Any:
+    """json.loads with the cyclic GC paused (nothing decoded is garbage yet)."""
+    with paused_gc(pause_gc):
+        return json.loads(body)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -135,8 +136,7 @@ class KubeApi:
         self._extensions = (
             {"sni_hostname": config.tls_server_name} if config.tls_server_name else {}
         )
-        self._groups: builtins.list[GroupVersions] | None = None
-        self._resources: dict[tuple[str, str], builtins.list[ApiResource]] = {}
+        self.discovery = Discovery(self.fetch)
         self.requests = 0
         self.retries = 0
         self.restarts = 0
@@ -153,7 +153,7 @@ class KubeApi:
     # -- transport --------------------------------------------------------------------------
 
     def _backoff(self, attempt: int) -> float:
-        ceiling = min(self.retry.backoff_max, self.retry.backoff * 2 ** (attempt - 1))
+        ceiling = min(self.retry.backoff_max, self.retry.backoff * 2.0 ** (attempt - 1))
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)  # "equal jitter": never 0
 
     def fetch(self, path: str, what: str, params: dict[str, Any] | None = None) -> Any:
@@ -197,59 +197,15 @@ class KubeApi:
 
     # -- discovery --------------------------------------------------------------------------
 
-    def groups(self) -> builtins.list[GroupVersions]:
-        """The core group then every API group, in the server's priority order."""
-        if self._groups is None:
-            try:
-                core = parse_core_versions(self.fetch("/api", "discovery /api"))
-                groups = parse_groups(self.fetch("/apis", "discovery /apis"))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise IncompleteReadError(
-                    f"discovery: the server's answer is malformed ({exc}); is it an API server?"
-                ) from None
-            self._groups = [core, *groups]
-        return self._groups
-
-    def resources(self, group: str, version: str) -> builtins.list[ApiResource]:
-        if (group, version) not in self._resources:
-            path = f"/apis/{group}/{version}" if group else f"/api/{version}"
-            try:
-                found = parse_resources(self.fetch(path, f"discovery {path}"), group, version)
-            except KubeApiError as exc:
-                if exc.status != 404:
-                    raise
-                found = []  # listed in /apis but gone since: treat as serving nothing
-            except (KeyError, TypeError, ValueError) as exc:
-                raise IncompleteReadError(f"discovery {path}: malformed answer ({exc})") from None
-            self._resources[(group, version)] = found
-        return self._resources[(group, version)]
-
     def resolve(self, kind: str, group: str | None = None) -> ApiResource | None:
-        """Plural, scope and version serving `kind` (preferred version first); None if not served.
-
-        Without a group, the first group serving the kind in the server's priority order wins.
-        """
-        for candidate in self.groups():
-            if group is not None and candidate.name != group:
-                continue
-            for version in candidate.versions:
-                if found := find_kind(self.resources(candidate.name, version), kind):
-                    return found
-        return None
+        """See Discovery.resolve."""
+        return self.discovery.resolve(kind, group)
 
     def resolve_all(
         self, wanted: Iterable[tuple[str, str]]
     ) -> tuple[dict[tuple[str, str], ApiResource], builtins.list[tuple[str, str]]]:
-        """(group, kind) pairs -> ({pair: resource}, [pairs the server does not serve])."""
-        found: dict[tuple[str, str], ApiResource] = {}
-        missing: builtins.list[tuple[str, str]] = []
-        for group, kind in wanted:
-            resource = self.resolve(kind, group)
-            if resource is None:
-                missing.append((group, kind))
-            else:
-                found[(group, kind)] = resource
-        return found, missing
+        """See Discovery.resolve_all."""
+        return self.discovery.resolve_all(wanted)
 
     def _require(self, kind: str, group: str) -> ApiResource:
         resource = self.resolve(kind, group)
@@ -290,7 +246,7 @@ class KubeApi:
         limit: int = 500,
         field_selector: str | None = None,
     ) -> Objects:
-        """Every object of a kind (in one namespace, or all), read page by page, complete or raising."""
+        """Every object of a kind (in one namespace, or all), page by page: complete, or raise."""
         resource = self._require(kind, group)
         scope = f"in namespace {namespace}" if namespace else "in all namespaces"
         what = f"list {resource.qualified} {scope if resource.namespaced else ''}".rstrip()
@@ -302,7 +258,10 @@ class KubeApi:
             base["fieldSelector"] = field_selector
         for _ in range(self.retry.list_restarts + 1):
             try:
-                return self._pages(path, base, resource, what)
+                # For the whole list, not per page: re-enabled between pages, the collector
+                # would rescan every page decoded so far (measured: 75k vs 56k objects/s).
+                with paused_gc(self._pause_gc):
+                    return self._pages(path, base, resource, what)
             except KubeApiError as exc:
                 if exc.status != 410:
                     raise

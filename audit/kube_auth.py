@@ -44,7 +44,7 @@ EXEC_TIMEOUT = 60.0
 
 
 def load_client_cert(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
-    """Load a PEM certificate and key held in memory (ssl only reads files: use a private temp dir)."""
+    """Load a PEM certificate and key held in memory (ssl reads files: use a private temp dir)."""
     with tempfile.TemporaryDirectory(prefix="gpu-gitops-") as tmp:
         cert_path, key_path = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
         for path, data in ((cert_path, cert_pem), (key_path, key_pem)):
@@ -267,7 +267,7 @@ def build_auth(
     clock: Callable[[], float] = time.time,
     run: Runner = subprocess.run,
 ) -> httpx.Auth | None:
-    """The request authentication kubectl would use for this config (token wins, as in client-go)."""
+    """The request authentication kubectl would use (a token wins, as in client-go)."""
     if config.token:
         return BearerAuth(config.token)
     if config.token_file:

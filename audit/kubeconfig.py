@@ -1,4 +1,4 @@
-"""Cluster coordinates and credentials, from kubeconfig files (merged as kubectl merges them) or in-cluster.
+"""Cluster coordinates and credentials: kubeconfig files (merged as kubectl does) or in-cluster.
 
 Where they come from, as kubectl decides: an explicit `--kubeconfig` file; else every file named in
 `KUBECONFIG` (missing ones skipped); else `~/.kube/config`; else, inside a pod, the service account.
@@ -126,31 +126,27 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _resolve(base: Path, value: Any) -> Any:
-    return (
-        str(base / value)
-        if isinstance(value, str) and value and not Path(value).is_absolute()
-        else value
-    )
+def _resolve(body: dict[str, Any], keys: tuple[str, ...], base: Path) -> None:
+    for key in keys:
+        if isinstance(body.get(key), str) and body[key] and not Path(body[key]).is_absolute():
+            body[key] = str(base / body[key])
 
 
-def _named(
-    doc: Mapping[str, Any], section: str, inner: str, path: Path
-) -> dict[str, dict[str, Any]]:
+def _named(doc: Mapping[str, Any], section: str, inner: str, path: Path) -> dict[str, Any]:
     out: dict[str, dict[str, Any]] = {}
     for entry in doc.get(section) or ():
         if not isinstance(entry, dict) or not entry.get("name"):
             raise KubeConfigError(f"kubeconfig {path}: an entry of {section} has no name")
         body = dict(entry.get(inner) or {})
-        base = path.parent
-        if section == "clusters":
-            body["certificate-authority"] = _resolve(base, body.get("certificate-authority"))
-        elif section == "users":
-            for key in ("client-certificate", "client-key", "tokenFile"):
-                body[key] = _resolve(base, body.get(key))
-            if isinstance(body.get("exec"), dict) and "/" in str(body["exec"].get("command", "")):
-                # kubectl resolves an exec command only when it is a path, not a name on PATH.
-                body["exec"] = {**body["exec"], "command": _resolve(base, body["exec"]["command"])}
+        _resolve(
+            body,
+            ("certificate-authority", "client-certificate", "client-key", "tokenFile"),
+            path.parent,
+        )
+        if isinstance(body.get("exec"), dict) and "/" in str(body["exec"].get("command", "")):
+            # kubectl resolves an exec command only when it is a path, not a name on PATH.
+            body["exec"] = dict(body["exec"])
+            _resolve(body["exec"], ("command",), path.parent)
         out.setdefault(str(entry["name"]), body)
     return out
 
@@ -253,7 +249,7 @@ def config_from_kubeconfig(merged: Kubeconfig, context: str | None = None) -> Cl
     key = _inline_or_file(user, "client-key", uwhat)
     if bool(cert) != bool(key):
         raise KubeConfigError(f"{uwhat} has a client certificate without its key (or the reverse)")
-    warnings = ()
+    warnings: tuple[str, ...] = ()
     if insecure:
         warnings = (
             f"{cwhat}: insecure-skip-tls-verify is set, the server's identity is not checked",

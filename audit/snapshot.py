@@ -30,7 +30,8 @@ def _yaml_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
     try:
         while loader.check_node():
             node = loader.get_node()
-            yield node.start_mark.line + 1, loader.construct_document(node)
+            if node is not None:
+                yield node.start_mark.line + 1, loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 0
         raise SnapshotError(
@@ -95,7 +96,7 @@ def read_snapshot_file(path: Path) -> list[KubeObject]:
 
 
 def load_snapshot(folder: Path) -> list[KubeObject]:
-    """Every object under `folder`, files in path order; raises SnapshotError naming file and line."""
+    """Every object under `folder`, files in path order; SnapshotError names file and line."""
     if not folder.is_dir():
         raise SnapshotError(f"snapshot folder {folder} does not exist: check --snapshot")
     files = sorted(

@@ -10,13 +10,14 @@ from pathlib import Path
 
 from audit.errors import AuditError
 from gpu_gitops import __version__
+from gpu_gitops.cli_pr import register as register_pr
 from gpu_gitops.commands import Command, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from gpu_gitops.demo import run_demo
 from renderer.build import build_dir, build_overlays
-from renderer.errors import ProfileError, RenderError
+from renderer.errors import Problem, ProfileError, RenderError
 from renderer.model import GPUProfile
-from renderer.profile import check_cluster_name
+from renderer.profile import PROFILE_FILE, check_cluster_name
 from renderer.render import label_commands, render_profiles
 from renderer.schema import json_schema
 from renderer.validate import check_clusters
@@ -49,10 +50,20 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cluster_of(repo: Path, raw: str) -> str:
-    """A PATH argument (cluster folder, profile file, or bare name) -> cluster name."""
+    """A PATH argument (cluster folder, profile file, or bare name) -> cluster name.
+
+    A path must lead to a folder directly under <repo>/clusters/: anything else is refused rather
+    than silently reduced to its last component.
+    """
     path = Path(raw)
-    if path.name == "gpu-profile.yaml":
+    if path.name == PROFILE_FILE:
         path = path.parent
+    if len(path.parts) > 1 or path.is_absolute():
+        clusters = (repo / "clusters").resolve()
+        if not any((base / path).resolve().parent == clusters for base in (Path.cwd(), repo)):
+            raise ProfileError(
+                [Problem(raw, 0, "", f"not a cluster folder under {repo / 'clusters'}/")]
+            )
     name = path.name
     check_cluster_name(name, raw)
     return name
@@ -176,6 +187,7 @@ gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
         "gpu-gitops demo",
     )
     # Commands defined in their own modules register here, one line each.
+    register_pr(sub)
     return parser
 
 

@@ -8,16 +8,70 @@ from __future__ import annotations
 from renderer.objects import KubeObject
 
 __all__ = [
+    "AUDIT_COZYSTACK_READS",
+    "AUDIT_NAME",
+    "AUDIT_NAMESPACE",
+    "AUDIT_READS",
+    "AUDIT_SECRETS_ROLE",
+    "AUDIT_SECRET_NAMESPACES",
     "BASES",
+    "COZYSTACK_GPU_OPERATOR_NAMESPACE",
+    "COZYSTACK_HAMI_NAMESPACE",
+    "COZYSTACK_KUBEVIRT_NAMESPACE",
+    "COZYSTACK_SYSTEM_NAMESPACE",
     "GPU_OPERATOR_CHART_REPO",
     "GPU_OPERATOR_NAMESPACE",
     "HAMI_CHART_VERSION",
+    "HAMI_NAMESPACE",
+    "KUBEVIRT_NAMESPACE",
+    "read_rules",
 ]
 
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 GPU_OPERATOR_CHART_REPO = "https://helm.ngc.nvidia.com/nvidia"
 HAMI_CHART_VERSION = "2.10.0"
+HAMI_NAMESPACE = "kube-system"
+KUBEVIRT_NAMESPACE = "kubevirt"
+"""Plain Flux: where the bases put the KubeVirt CR; overlays move it to spec.kubevirt.namespace."""
 _HELM_REPO_INTERVAL = "12h"
+
+# The nightly audit job (DESIGN §6): a CronJob, read-only RBAC on exactly what the auditor reads.
+AUDIT_NAMESPACE = "gpu-gitops"
+AUDIT_NAME = "gpu-gitops-audit"
+AUDIT_SECRETS_ROLE = "gpu-gitops-audit-helm-releases"
+AUDIT_READS: tuple[tuple[str, str], ...] = (
+    ("", "namespaces"),
+    ("", "nodes"),
+    ("helm.toolkit.fluxcd.io", "helmreleases"),
+    ("kubevirt.io", "kubevirts"),
+    ("kubevirt.io", "virtualmachines"),
+    ("kustomize.toolkit.fluxcd.io", "kustomizations"),
+    ("nvidia.com", "clusterpolicies"),
+    ("source.toolkit.fluxcd.io", "gitrepositories"),
+)
+"""(apiGroup, resource) the auditor gets and lists cluster-wide on every platform."""
+AUDIT_COZYSTACK_READS: tuple[tuple[str, str], ...] = (
+    ("cozystack.io", "packages"),
+    ("cozystack.io", "packagesources"),
+)
+"""...and on Cozystack (the kinds do not exist on plain Flux)."""
+COZYSTACK_SYSTEM_NAMESPACE = "cozy-system"
+COZYSTACK_GPU_OPERATOR_NAMESPACE = "cozy-gpu-operator"
+COZYSTACK_KUBEVIRT_NAMESPACE = "cozy-kubevirt"
+COZYSTACK_HAMI_NAMESPACE = "cozy-hami"
+"""Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets
+(install.namespace in packages/core/platform/sources/*.yaml, cozystack@3c780acd)."""
+AUDIT_SECRET_NAMESPACES = (
+    COZYSTACK_GPU_OPERATOR_NAMESPACE,
+    COZYSTACK_HAMI_NAMESPACE,
+    COZYSTACK_KUBEVIRT_NAMESPACE,
+    COZYSTACK_SYSTEM_NAMESPACE,
+    GPU_OPERATOR_NAMESPACE,
+    HAMI_NAMESPACE,
+    KUBEVIRT_NAMESPACE,
+)
+"""Each has a base `audit-secrets-<namespace>`: a Role reading Secrets there, and its binding."""
+_READ_VERBS = ["get", "list"]
 
 
 def _helm_repository(name: str, namespace: str, url: str) -> KubeObject:
@@ -48,6 +102,125 @@ def _helm_release(name: str, namespace: str, chart: str, version: str, repo: str
             "driftDetection": {"mode": "enabled"},
             "values": {},
         },
+    }
+
+
+def read_rules(reads: tuple[tuple[str, str], ...]) -> list[KubeObject]:
+    """RBAC rules granting get/list on (apiGroup, resource) pairs: one rule per group, sorted."""
+    groups: dict[str, list[str]] = {}
+    for group, resource in sorted(reads):
+        groups.setdefault(group, []).append(resource)
+    return [
+        {"apiGroups": [group], "resources": resources, "verbs": list(_READ_VERBS)}
+        for group, resources in groups.items()
+    ]
+
+
+def _audit_job() -> dict[str, KubeObject]:
+    meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
+    labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
+    container = {
+        "name": "audit",
+        "image": "gpu-gitops",  # replaced by each overlay with spec.audit.image
+        "command": ["gpu-gitops"],
+        "args": ["audit", "--cluster", "CLUSTER", "-o", "json"],  # replaced likewise
+        "env": [{"name": "HOME", "value": "/tmp"}],
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "256Mi"},
+            "limits": {"memory": "1Gi"},
+        },
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+    }
+    pod = {
+        "serviceAccountName": AUDIT_NAME,
+        "restartPolicy": "Never",
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "runAsGroup": 65532,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+        # the artifact download and the report need a writable scratch directory
+        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "512Mi"}}],
+    }
+    job = {
+        "backoffLimit": 2,
+        "activeDeadlineSeconds": 3600,
+        # exit 1 means "drift found": the Job fails at once (alerting on failed Jobs works),
+        # while exit 2 (incomplete: API or network trouble) is retried.
+        "podFailurePolicy": {
+            "rules": [
+                {
+                    "action": "FailJob",
+                    "onExitCodes": {"containerName": "audit", "operator": "In", "values": [1]},
+                }
+            ]
+        },
+        "template": {"metadata": {"labels": labels}, "spec": pod},
+    }
+    return {
+        "namespace.yaml": {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": AUDIT_NAMESPACE,
+                "labels": {"pod-security.kubernetes.io/enforce": "restricted"},
+            },
+        },
+        "serviceaccount.yaml": {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
+        "cronjob.yaml": {
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": {**meta, "labels": labels},
+            "spec": {
+                "schedule": "17 3 * * *",  # replaced by each overlay
+                "concurrencyPolicy": "Forbid",
+                "startingDeadlineSeconds": 3600,
+                "successfulJobsHistoryLimit": 3,
+                "failedJobsHistoryLimit": 3,
+                "jobTemplate": {"spec": job},
+            },
+        },
+        "clusterrole.yaml": {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": AUDIT_NAME},
+            "rules": read_rules(AUDIT_READS),
+        },
+        "clusterrolebinding.yaml": _binding("ClusterRoleBinding", "ClusterRole", AUDIT_NAME, None),
+    }
+
+
+def _binding(kind: str, role_kind: str, name: str, namespace: str | None) -> KubeObject:
+    meta: dict[str, str] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": meta,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}],
+    }
+
+
+def _release_secrets(namespace: str) -> dict[str, KubeObject]:
+    """A Role + RoleBinding: read the Helm release Secrets of one namespace (RBAC cannot narrow
+    a list to the sh.helm.release.v1 type, so the namespaces are few and chosen)."""
+    return {
+        "role.yaml": {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": AUDIT_SECRETS_ROLE, "namespace": namespace},
+            "rules": read_rules((("", "secrets"),)),
+        },
+        "rolebinding.yaml": _binding("RoleBinding", "Role", AUDIT_SECRETS_ROLE, namespace),
     }
 
 
@@ -92,7 +265,7 @@ BASES: dict[str, dict[str, KubeObject]] = {
         "kubevirt.yaml": {
             "apiVersion": "kubevirt.io/v1",
             "kind": "KubeVirt",
-            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "metadata": {"name": "kubevirt", "namespace": KUBEVIRT_NAMESPACE},
             "spec": {
                 "configuration": {"developerConfiguration": {"featureGates": ["HostDevices"]}}
             },
@@ -100,12 +273,16 @@ BASES: dict[str, dict[str, KubeObject]] = {
     },
     "flux-hami": {
         "helmrepository.yaml": _helm_repository(
-            "hami-charts", "kube-system", "https://project-hami.github.io/HAMi"
+            "hami-charts", HAMI_NAMESPACE, "https://project-hami.github.io/HAMi"
         ),
         "helmrelease.yaml": _helm_release(
-            "hami", "kube-system", "hami", HAMI_CHART_VERSION, "hami-charts"
+            "hami", HAMI_NAMESPACE, "hami", HAMI_CHART_VERSION, "hami-charts"
         ),
     },
+    # The nightly audit job; Secrets are readable only where Helm keeps release Secrets, one
+    # base per namespace ("audit-secrets-kubevirt" is moved to spec.kubevirt.namespace).
+    "audit-job": _audit_job(),
+    **{f"audit-secrets-{ns}": _release_secrets(ns) for ns in AUDIT_SECRET_NAMESPACES},
 }
 # HAMi schedules onto the GPU Operator's driver and toolkit: install it after them.
 BASES["flux-hami"]["helmrelease.yaml"]["spec"]["dependsOn"] = [

@@ -102,6 +102,11 @@ def _digest(value: Any) -> dict[str, str]:
     return {"redacted": "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()}
 
 
+def _is_redacted(value: dict[str, Any]) -> bool:
+    """A digest stands for one value: compared and shown whole, never walked into."""
+    return value.keys() == {"redacted"}
+
+
 def redact(obj: KubeObject) -> KubeObject:
     """A Secret with each data/stringData value replaced by its sha256 digest; others unchanged."""
     if obj.get("kind") != "Secret" or str(obj.get("apiVersion", "")) != "v1":
@@ -165,7 +170,11 @@ class _Walker:
     ) -> None:
         if same(before, after):
             return
-        if isinstance(before, dict) and isinstance(after, dict):
+        if (
+            isinstance(before, dict)
+            and isinstance(after, dict)
+            and not (_is_redacted(before) or _is_redacted(after))
+        ):
             for k in sorted(set(before) | set(after)):
                 p, q = (*path, k), (*ptr, k)
                 if k not in after:

@@ -8,7 +8,7 @@ import git
 
 from renderer.errors import GitError
 
-__all__ = ["open_repo", "resolve", "tree_files", "write_files"]
+__all__ = ["open_repo", "origin_url", "resolve", "tree_files", "write_files"]
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -17,6 +17,17 @@ def open_repo(path: Path) -> git.Repo:
         return git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{path} is not inside a git repository; pass --repo DIR") from None
+
+
+def origin_url(path: Path) -> str | None:
+    """URL of the `origin` remote of the repository at (or above) `path`; None if there is none."""
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    with repo:
+        url = repo.config_reader().get_value('remote "origin"', "url", default="")
+    return str(url) or None
 
 
 def resolve(repo: git.Repo, ref: str) -> git.Commit:

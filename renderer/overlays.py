@@ -11,7 +11,14 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from renderer.bases import BASES
+from renderer.audit_rbac import secret_bases
+from renderer.bases import (
+    AUDIT_COZYSTACK_READS,
+    AUDIT_NAME,
+    AUDIT_SECRETS_ROLE,
+    BASES,
+    read_rules,
+)
 from renderer.cozystack import effective_values, platform_gpu_values
 from renderer.flux import gpu_operator_values, kubevirt_configuration
 from renderer.profile import LoadedProfile
@@ -146,6 +153,33 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
                     ("add", "/spec/driftDetection", {"mode": spec.flux.drift_detection}),
                 ],
             )
+    if spec.audit is not None:
+        bases.append("audit-job")
+        job = "/spec/jobTemplate/spec/template/spec/containers/0"
+        command = ["audit", "--cluster", lp.name, "-o", spec.audit.output]
+        patch(
+            "audit-job.patch.yaml",
+            {"kind": "CronJob", "name": AUDIT_NAME},
+            [
+                ("replace", "/spec/schedule", spec.audit.schedule),
+                ("replace", f"{job}/image", spec.audit.image),
+                ("replace", f"{job}/args", command),
+            ],
+        )
+        if spec.platform.type == "cozystack":
+            patch(
+                "audit-clusterrole.patch.yaml",
+                {"kind": "ClusterRole", "name": AUDIT_NAME},
+                [("add", "/rules/-", rule) for rule in read_rules(AUDIT_COZYSTACK_READS)],
+            )
+        for base_ns, namespace in secret_bases(spec):
+            bases.append(f"audit-secrets-{base_ns}")
+            if namespace != base_ns:
+                patch(
+                    f"audit-secrets-{base_ns}.patch.yaml",
+                    {"name": AUDIT_SECRETS_ROLE, "namespace": base_ns},
+                    [("replace", "/metadata/namespace", namespace)],
+                )
     files[KUSTOMIZATION] = _kustomization(source, bases, patches)
     return Overlay(dict(sorted(files.items())), tuple(bases))
 

@@ -21,6 +21,7 @@ __all__ = [
     "check_cluster_name",
     "discover_clusters",
     "load_profile",
+    "load_profile_bytes",
     "parse_profile",
 ]
 
@@ -47,6 +48,8 @@ class LoadedProfile:
     profile: GPUProfile
     marks: Marks
     platform: PlatformDoc | None
+    origin_url: str | None = None
+    """URL of the checkout's `origin` remote: the default of spec.flux.url (None: unknown)."""
 
     @property
     def name(self) -> str:
@@ -206,6 +209,29 @@ def load_profile(root: Path, name: str) -> LoadedProfile:
         pfile = f"clusters/{name}/{PLATFORM_FILE}"
         platform = _parse_platform(_read(folder / PLATFORM_FILE, pfile), pfile)
     return LoadedProfile(file, profile, marks, platform)
+
+
+def _decode(data: bytes, display: str) -> str:
+    if len(data) > MAX_FILE_BYTES:
+        raise ProfileError(
+            [Problem(display, 0, "", f"file is {len(data)} bytes, over the {MAX_FILE_BYTES} limit")]
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProfileError([Problem(display, 0, "", "not UTF-8 text")]) from None
+
+
+def load_profile_bytes(name: str, profile: bytes, platform: bytes | None) -> LoadedProfile:
+    """Load clusters/<name>/ from the bytes of its files (read from git, not from disk)."""
+    check_cluster_name(name, f"clusters/{name}/")
+    file = f"clusters/{name}/{PROFILE_FILE}"
+    loaded, marks = parse_profile(_decode(profile, file), file, name)
+    doc = None
+    if platform is not None:
+        pfile = f"clusters/{name}/{PLATFORM_FILE}"
+        doc = _parse_platform(_decode(platform, pfile), pfile)
+    return LoadedProfile(file, loaded, marks, doc)
 
 
 def discover_clusters(root: Path) -> list[str]:

@@ -159,22 +159,25 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
     Raises ProfileError (problems at both refs, each naming its ref) or GitError.
     """
     repo = open_repo(repo_dir)
-    sides = (Side(base, resolve(repo, base).hexsha), Side(head, resolve(repo, head).hexsha))
-    inputs = [cluster_inputs(repo.commit(s.commit)) for s in sides]
-    everything = sorted(set(inputs[0]) | set(inputs[1]))
-    names = [
-        n
-        for n in everything
-        if not reuse or _digest(inputs[0].get(n, {})) != _digest(inputs[1].get(n, {}))
-    ]
-    profiles: list[dict[str, LoadedProfile]] = []
-    problems: list[Problem] = []
-    with tempfile.TemporaryDirectory(prefix="gpu-gitops-diff-") as tmp:
-        for i, side in enumerate(sides):
-            try:
-                profiles.append(_load(side, inputs[i], names, Path(tmp) / str(i)))
-            except ProfileError as exc:
-                problems += exc.problems
+    try:
+        sides = (Side(base, resolve(repo, base).hexsha), Side(head, resolve(repo, head).hexsha))
+        inputs = [cluster_inputs(repo.commit(s.commit)) for s in sides]
+        everything = sorted(set(inputs[0]) | set(inputs[1]))
+        names = [
+            n
+            for n in everything
+            if not reuse or _digest(inputs[0].get(n, {})) != _digest(inputs[1].get(n, {}))
+        ]
+        profiles: list[dict[str, LoadedProfile]] = []
+        problems: list[Problem] = []
+        with tempfile.TemporaryDirectory(prefix="gpu-gitops-diff-") as tmp:
+            for i, side in enumerate(sides):
+                try:
+                    profiles.append(_load(side, inputs[i], names, Path(tmp) / str(i)))
+                except ProfileError as exc:
+                    problems += exc.problems
+    finally:
+        repo.close()
     if problems:
         raise ProfileError(problems)
     objects = [_build(p) for p in profiles]
@@ -192,5 +195,5 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
             status = "removed"
         else:
             status = "changed" if changes else "unchanged"
-        clusters.append(ClusterDiff(name, status, tuple(changes), tuple(sorted(risks))))
+        clusters.append(ClusterDiff(name, status, tuple(changes), tuple(risks)))
     return RefDiff(sides[0], sides[1], tuple(clusters), len(everything), tuple(names))

@@ -64,6 +64,10 @@ def _entry_word(fc: FieldChange) -> str:
     return "list entry" if isinstance(last, (int, ListKey)) else "map entry"
 
 
+def _entries(n: int) -> str:
+    return "one list entry" if n == 1 else f"{n} list entries"
+
+
 def change_lines(fc: FieldChange) -> list[tuple[str, str]]:
     """(marker, text) lines of one field change: '!' describes it, '-'/'+' give the values."""
     if fc.change == "added":
@@ -85,9 +89,9 @@ def change_lines(fc: FieldChange) -> list[tuple[str, str]]:
         gone = [v for v in before if v not in after]
         new = [v for v in after if v not in before]
         if gone or new:
-            head = f"± {len(gone)} list entr{'y' if len(gone) == 1 else 'ies'} removed, "
-            head += f"{len(new)} added"
-            lines = [("!", head)]
+            counts = [f"{_entries(len(gone))} removed"] if gone else []
+            counts += [f"{_entries(len(new))} added"] if new else []
+            lines = [("!", "± " + ", ".join(counts))]
             lines += [("-", x) for v in gone for x in _value_lines(v)]
             lines += [("+", x) for v in new for x in _value_lines(v)]
             return lines
@@ -146,7 +150,8 @@ def render_text(d: RefDiff) -> str:
         out.append("")
     for c in d.clusters:
         status = "" if c.status in ("changed", "unchanged") else f" (cluster {c.status})"
-        out.append(f"{c.name}{status}: {_counts(c)}")
+        counts = _counts(c) if c.changes else "rendered objects unchanged"
+        out.append(f"{c.name}{status}: {counts}")
         for change in c.changes:
             out.append(f"  {_title(change)}")
             for mark, text in _object_lines(change):

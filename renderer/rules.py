@@ -76,7 +76,8 @@ def _devices(c: _Checker) -> None:
         at: _Path = ("spec", "devices", i)
         if d.pci_vendor_selector and d.mdev_name_selector:
             c.add(at, "set either pciVendorSelector or mdevNameSelector, not both")
-        elif not d.pci_vendor_selector and not d.mdev_name_selector:
+            continue  # every further check would guess which one was meant
+        if not d.pci_vendor_selector and not d.mdev_name_selector:
             c.add(at, "set pciVendorSelector (a PCI device) or mdevNameSelector (a vGPU type)")
         name = d.resource_name
         m = _EXTENDED_RESOURCE.fullmatch(name)
@@ -381,7 +382,17 @@ def _platform_values(c: _Checker, version: str) -> None:
         )
 
 
-_CHECKS = (_platform, _devices, _wiring, _vgpu, _hami_and_nodes)
+def _audit(c: _Checker) -> None:
+    audit = c.spec.audit
+    if audit is not None and not audit.image:
+        c.add(
+            ("spec", "audit", "image"),
+            "is required when spec.audit is set: name the image that holds gpu-gitops, "
+            "e.g. ghcr.io/example/gpu-gitops:0.1.0",
+        )
+
+
+_CHECKS = (_platform, _devices, _wiring, _vgpu, _hami_and_nodes, _audit)
 
 
 def check_profile(lp: LoadedProfile) -> list[Problem]:

@@ -125,7 +125,9 @@ class _Decoder:
             choices = [str(c) for c in get_args(tp)]
             if data in get_args(tp):
                 return data
-            close = difflib.get_close_matches(str(data), choices, n=1)
+            # suggest only for a misspelt scalar, not from the text of a list or mapping
+            scalar = not isinstance(data, (list, dict))
+            close = difflib.get_close_matches(str(data), choices, n=1) if scalar else []
             tip = f'; did you mean "{close[0]}"?' if close else ""
             self.error(path, f"{_describe(data)} is not one of {', '.join(choices)}{tip}")
             return None

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from renderer.errors import Problem, ProfileError
-from renderer.profile import LoadedProfile, discover_clusters, load_profile
+from renderer.gitrepo import origin_url
+from renderer.profile import LoadedProfile, discover_clusters, load_profile, load_profile_bytes
 from renderer.rules import check_profile
 
-__all__ = ["Checked", "check_clusters"]
+__all__ = ["Checked", "ClusterFiles", "check_clusters", "check_files"]
+
+ClusterFiles = tuple[bytes, bytes | None]
+"""The bytes of a cluster's gpu-profile.yaml and platform.yaml (None: absent)."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,20 @@ class Checked:
 def check_clusters(root: Path, names: Sequence[str] = ()) -> Checked:
     """Load and check `names` (default: every cluster); ProfileError lists every error found."""
     names = list(names) or discover_clusters(root)
+    origin = origin_url(root)
+
+    # origin's URL is the default of spec.flux.url (see bootstrap.py)
+    return _check(
+        names, lambda name: dataclasses.replace(load_profile(root, name), origin_url=origin)
+    )
+
+
+def check_files(clusters: Mapping[str, ClusterFiles]) -> Checked:
+    """Load and check clusters from the bytes of their files (e.g. read from a git commit)."""
+    return _check(sorted(clusters), lambda name: load_profile_bytes(name, *clusters[name]))
+
+
+def _check(names: Sequence[str], load: Callable[[str], LoadedProfile]) -> Checked:
     if not names:
         raise ProfileError(
             [Problem("clusters/", 0, "", "no clusters/<name>/gpu-profile.yaml found")]
@@ -32,7 +51,7 @@ def check_clusters(root: Path, names: Sequence[str] = ()) -> Checked:
     problems: list[Problem] = []
     for name in names:
         try:
-            lp = load_profile(root, name)
+            lp = load(name)
         except ProfileError as exc:
             problems += exc.problems
             continue

@@ -22,6 +22,7 @@ if not getattr(yaml, "__with_libyaml__", False):  # pragma: no cover - depends o
     raise ImportError("PyYAML without libyaml: reinstall pyyaml from a binary wheel")
 
 _Loader = yaml.CSafeLoader
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _Dumper = yaml.CSafeDumper
 
 
@@ -43,6 +44,8 @@ class _Builder:
             raise self.fail(node, "YAML anchors and aliases are not allowed; write the value out")
         self.seen.add(id(node))
         self.marks.setdefault(path, node.start_mark.line + 1)
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_COLLECTIONS:
+            raise self._tagged(node)
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
             for key_node, value_node in node.value:
@@ -62,8 +65,11 @@ class _Builder:
             return self.scalars.construct_object(node)
         except (yaml.YAMLError, ValueError):
             # an explicit tag (!!python/..., !foo, !!int x...) that plain YAML data cannot take
-            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-            raise self.fail(node, f'cannot read the value tagged "{tag}"; remove the tag') from None
+            raise self._tagged(node) from None
+
+    def _tagged(self, node: yaml.Node) -> ProfileError:
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        return self.fail(node, f'cannot read the value tagged "{tag}"; remove the tag')
 
 
 def load_marked(text: str, file: str) -> tuple[Any, Marks]:

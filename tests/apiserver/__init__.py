@@ -12,8 +12,9 @@ the defaults it adds, faults.py for the fault knobs.
 
 from tests.apiserver.faults import Fault, Faults
 from tests.apiserver.pki import CertificateAuthority, KeyPair
-from tests.apiserver.server import ApiServer, RequestRecord, User
+from tests.apiserver.server import ApiServer
 from tests.apiserver.store import Store
+from tests.apiserver.wire import RequestRecord, User
 
 __all__ = [
     "ApiServer",

@@ -1,4 +1,7 @@
-"""Run the test server by hand: python -m tests.apiserver [--objects DIR] [--reference DIR] [--bulk N].
+"""Run the test server by hand.
+
+    python -m tests.apiserver [--objects DIR] [--reference DIR] [--bulk N]
+
 
 Prints the URL and writes a kubeconfig (token auth) to ./apiserver.kubeconfig, then serves until
 interrupted. `--bulk N` adds N ConfigMaps in namespace `bulk` (for list benchmarks).
@@ -20,13 +23,19 @@ def bulk_configmaps(count: int) -> list[dict[str, object]]:
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bulk"}}
     ]
     for i in range(count):
-        objects.append({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": f"cm-{i:06d}", "namespace": "bulk",
-                         "labels": {"app": f"app-{i % 10}", "tier": "bench"},
-                         "annotations": {"example.com/owner": "bench"}},
-            "data": {f"key{j}": f"value-{i}-{j}" * 4 for j in range(8)},
-        })
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": f"cm-{i:06d}",
+                    "namespace": "bulk",
+                    "labels": {"app": f"app-{i % 10}", "tier": "bench"},
+                    "annotations": {"example.com/owner": "bench"},
+                },
+                "data": {f"key{j}": f"value-{i}-{j}" * 4 for j in range(8)},
+            }
+        )
     return objects
 
 

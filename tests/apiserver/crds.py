@@ -23,7 +23,7 @@ REFERENCE_CRDS = (
     "source-controller/config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml",
     "gpu-operator/deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml",
 )
-# The KubeVirt release manifest starts with the kubevirts.kubevirt.io CRD (SOURCES.md: lines 1-6910).
+# The KubeVirt release manifest starts with the kubevirts.kubevirt.io CRD (SOURCES.md: 1-6910).
 KUBEVIRT_MANIFEST = "cozystack/packages/system/kubevirt-operator/templates/kubevirt-operator.yaml"
 
 

@@ -4,8 +4,8 @@ Custom resources: fields the CRD schema does not know are pruned (unless the sch
 `x-kubernetes-preserve-unknown-fields`), then every `default:` of the schema is filled in where its
 parent exists, as apiextensions-apiserver does (structural pruning and defaulting).
 
-Built-in types, for the kinds this server holds (sources: k8s.io/kubernetes pkg/apis/*/v1/defaults.go
-and registry strategies, 1.32):
+Built-in types, for the kinds this server holds (sources: k8s.io/kubernetes
+pkg/apis/*/v1/defaults.go and registry strategies, 1.32):
 - Secret: `type: Opaque`; `stringData` merged into base64 `data` and dropped.
 - Namespace: `spec.finalizers: [kubernetes]`, `status.phase: Active`, label
   `kubernetes.io/metadata.name`.
@@ -16,8 +16,8 @@ and registry strategies, 1.32):
   `strategy` RollingUpdate 25%/25%, and the pod template defaults below.
 - Pod template: `restartPolicy: Always`, `terminationGracePeriodSeconds: 30`,
   `dnsPolicy: ClusterFirst`, `schedulerName: default-scheduler`, `securityContext: {}`; per
-  container `terminationMessagePath`, `terminationMessagePolicy: File`, `imagePullPolicy` (Always for
-  `:latest` or untagged images, else IfNotPresent), port `protocol: TCP`.
+  container `terminationMessagePath`, `terminationMessagePolicy: File`, `imagePullPolicy`
+  (Always for `:latest` or untagged images, else IfNotPresent), port `protocol: TCP`.
 - ConfigMap, ServiceAccount, Node, Pod (other than the template defaults): none.
 """
 

@@ -43,8 +43,9 @@ class Faults:
             self._queue.append(fault)
         return fault
 
-    def status(self, code: int, count: int = 1, *, retry_after: float | str | None = None,
-               match: str = "") -> Fault:
+    def status(
+        self, code: int, count: int = 1, *, retry_after: float | str | None = None, match: str = ""
+    ) -> Fault:
         after = None if retry_after is None else str(retry_after)
         return self.add(Fault("status", count, status=code, retry_after=after, match=match))
 

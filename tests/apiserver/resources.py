@@ -13,7 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BUILTINS", "Resource", "api_versions", "group_list", "resource_list", "version_sort_key"]
+__all__ = [
+    "BUILTINS",
+    "Resource",
+    "api_versions",
+    "group_list",
+    "resource_list",
+    "version_sort_key",
+]
 
 _VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -75,8 +82,14 @@ BUILTINS: tuple[Resource, ...] = (
     _builtin("", "Service", "services", True, "svc"),
     _builtin("", "ServiceAccount", "serviceaccounts", True, "sa"),
     _builtin("apps", "Deployment", "deployments", True, "deploy"),
-    _builtin("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", False,
-             "crd", "crds"),
+    _builtin(
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        False,
+        "crd",
+        "crds",
+    ),
 )
 
 
@@ -98,7 +111,9 @@ def api_versions(server_address: str) -> dict[str, Any]:
     return {
         "kind": "APIVersions",
         "versions": ["v1"],
-        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+        "serverAddressByClientCIDRs": [
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}
+        ],
     }
 
 

@@ -33,7 +33,10 @@ REASONS = {
     403: ("Forbidden", "forbidden"),
     404: ("NotFound", "the server could not find the requested resource"),
     405: ("MethodNotAllowed", "the server does not allow this method on the requested resource"),
-    409: ("Conflict", "the object has been modified; please apply your changes to the latest version"),
+    409: (
+        "Conflict",
+        "the object has been modified; please apply your changes to the latest version",
+    ),
     410: ("Expired", "too old resource version"),
     429: ("TooManyRequests", "Too many requests, please try again later."),
     500: ("InternalError", "Internal error occurred: injected fault"),
@@ -45,13 +48,18 @@ EXPIRED_MESSAGE = (
     "The provided continue parameter is too old to display a consistent list result. You can start "
     "a new list without the continue parameter, or use the continue token in this response to "
     "retrieve the remainder of the results. Continuing with the provided token results in an "
-    "inconsistent list - objects that were created, modified, or deleted between the time the first "
-    "chunk was returned and now may show up in the list."
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list."
 )
 
 
-def status_body(code: int, message: str | None = None, reason: str | None = None,
-                details: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> bytes:
+def status_body(
+    code: int,
+    message: str | None = None,
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> bytes:
     default_reason, default_message = REASONS.get(code, ("Unknown", "unknown error"))
     body: dict[str, Any] = {
         "kind": "Status",
@@ -76,7 +84,9 @@ def _details(resource: Resource, name: str) -> dict[str, Any]:
 
 
 def not_found(resource: Resource, name: str) -> bytes:
-    return status_body(404, f'{resource.qualified} "{name}" not found', details=_details(resource, name))
+    return status_body(
+        404, f'{resource.qualified} "{name}" not found', details=_details(resource, name)
+    )
 
 
 def forbidden(resource: Resource, user: str, verb: str, namespace: str, name: str) -> bytes:
@@ -121,14 +131,27 @@ def _age(created: str, now: float) -> str:
 
 def table_body(items: list[Stored], page: Page | None, now: float) -> bytes:
     columns = [
-        {"name": "Name", "type": "string", "format": "name", "description": "Name of the object",
-         "priority": 0},
-        {"name": "Age", "type": "string", "format": "", "description": "CreationTimestamp",
-         "priority": 0},
+        {
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "description": "Name of the object",
+            "priority": 0,
+        },
+        {
+            "name": "Age",
+            "type": "string",
+            "format": "",
+            "description": "CreationTimestamp",
+            "priority": 0,
+        },
     ]
     rows = [
         {
-            "cells": [s.obj["metadata"]["name"], _age(s.obj["metadata"].get("creationTimestamp", ""), now)],
+            "cells": [
+                s.obj["metadata"]["name"],
+                _age(s.obj["metadata"].get("creationTimestamp", ""), now),
+            ],
             "object": {
                 "kind": "PartialObjectMetadata",
                 "apiVersion": "meta.k8s.io/v1",
@@ -138,6 +161,11 @@ def table_body(items: list[Stored], page: Page | None, now: float) -> bytes:
         for s in items
     ]
     meta = _list_meta(page) if page else {}
-    body = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
-            "columnDefinitions": columns, "rows": rows}
+    body = {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": meta,
+        "columnDefinitions": columns,
+        "rows": rows,
+    }
     return json.dumps(body, separators=(",", ":")).encode()

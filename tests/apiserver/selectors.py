@@ -38,28 +38,35 @@ def _split(text: str) -> list[re.Match[str]]:
     return out
 
 
+def _requirement(m: re.Match[str]) -> tuple[str, str, frozenset[str]]:
+    """(operator, key, values) of one parsed requirement."""
+    if m["not"]:
+        return "!", m["nkey"], frozenset()
+    if m["op"]:
+        return ("!=" if m["op"] == "!=" else "="), m["key"], frozenset([m["value"]])
+    if m["set"]:
+        values = frozenset(v.strip() for v in m["values"].split(",") if v.strip())
+        return m["set"], m["key"], values
+    return "exists", m["key"], frozenset()
+
+
+def _holds(op: str, key: str, values: frozenset[str], labels: Mapping[str, str]) -> bool:
+    if op == "exists":
+        return key in labels
+    if op == "!":
+        return key not in labels
+    if op in ("=", "in"):
+        return key in labels and labels[key] in values
+    return not (key in labels and labels[key] in values)  # != and notin also match a missing key
+
+
 def label_matcher(text: str) -> Matcher:
     """A predicate on an object's labels."""
-    checks: list[Callable[[Mapping[str, str]], bool]] = []
-    for m in _split(text):
-        if m["not"]:
-            key = m["nkey"]
-            checks.append(lambda labels, k=key: k not in labels)
-        elif m["op"]:
-            key, value, negate = m["key"], m["value"], m["op"] == "!="
-            checks.append(lambda labels, k=key, v=value, n=negate: (labels.get(k) == v) != n)
-        elif m["set"]:
-            values = frozenset(v.strip() for v in m["values"].split(",") if v.strip())
-            key, negate = m["key"], m["set"] == "notin"
-            checks.append(
-                lambda labels, k=key, vs=values, n=negate: (k in labels and labels[k] in vs) != n
-            )
-        else:
-            checks.append(lambda labels, k=m["key"]: k in labels)
+    requirements = [_requirement(m) for m in _split(text)]
 
     def match(obj: Mapping[str, Any]) -> bool:
         labels = (obj.get("metadata") or {}).get("labels") or {}
-        return all(check(labels) for check in checks)
+        return all(_holds(op, key, values, labels) for op, key, values in requirements)
 
     return match
 
@@ -68,12 +75,12 @@ def field_matcher(text: str) -> Matcher:
     """A predicate on metadata.name / metadata.namespace."""
     checks: list[tuple[str, str, bool]] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
-        match = re.fullmatch(r"([\w.]+)\s*(==|=|!=)\s*(.*)", part)
-        if not match:
+        parsed = re.fullmatch(r"([\w.]+)\s*(==|=|!=)\s*(.*)", part)
+        if not parsed:
             raise SelectorError(f"invalid selector: {part!r}; can't understand it")
-        field, op, value = match.groups()
+        field, op, value = parsed.groups()
         if field not in _FIELDS:
-            raise SelectorError(f'field label not supported: {field}')
+            raise SelectorError(f"field label not supported: {field}")
         checks.append((_FIELDS[field], value, op == "!="))
 
     def match(obj: Mapping[str, Any]) -> bool:

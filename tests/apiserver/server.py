@@ -13,14 +13,12 @@ plain JSON makes clients (kubectl) fall back to the legacy documents. `/openapi/
 
 from __future__ import annotations
 
+import base64
 import json
-import socket
 import ssl
-import struct
+import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -28,13 +26,14 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from tests.apiserver import responses
-from tests.apiserver.faults import Fault, Faults
+from tests.apiserver.faults import Faults
 from tests.apiserver.pki import CertificateAuthority, KeyPair
 from tests.apiserver.resources import Resource, api_versions, group_doc, group_list, resource_list
 from tests.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from tests.apiserver.store import Expired, InvalidContinue, Store
+from tests.apiserver.wire import Answer, HTTPServer, RequestRecord, User
 
-__all__ = ["VERSION", "ApiServer", "RequestRecord", "User"]
+__all__ = ["VERSION", "ApiServer"]
 
 VERSION = {
     "major": "1",
@@ -49,30 +48,6 @@ VERSION = {
 }
 
 
-@dataclass(frozen=True)
-class User:
-    name: str
-    groups: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    method: str
-    path: str
-    query: dict[str, str]
-    user: str
-    accept: str
-    fault: str = ""
-
-
-@dataclass
-class _Answer:
-    code: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-    content_type: str = "application/json"
-
-
 class ApiServer:
     """Start with `start()` or `with`; `stop()` shuts it down."""
 
@@ -84,7 +59,7 @@ class ApiServer:
         self.denied: set[tuple[str, str, str, str]] = set()
         self.requests: list[RequestRecord] = []
         self.allow_anonymous = allow_anonymous
-        self._http: _HTTPServer | None = None
+        self._http: HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -95,9 +70,13 @@ class ApiServer:
         _load_pair(ctx, pair)
         ctx.verify_mode = ssl.CERT_OPTIONAL
         ctx.load_verify_locations(cadata=self.ca.cert_pem.decode())
-        self._http = _HTTPServer(("127.0.0.1", 0), _Handler, self, ctx)
-        self._thread = threading.Thread(target=self._http.serve_forever, name="test-apiserver",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._http = HTTPServer(("127.0.0.1", 0), self, ctx)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever,
+            name="test-apiserver",
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -131,10 +110,15 @@ class ApiServer:
         """Forbid `user` to `verb` (get, list) `plural` of `group` (403)."""
         self.denied.add((user, verb, group, plural))
 
-    def kubeconfig(self, path: Path, *, token: str | None = None, cert: KeyPair | None = None,
-                   context: str = "test") -> Path:
+    def kubeconfig(
+        self,
+        path: Path,
+        *,
+        token: str | None = None,
+        cert: KeyPair | None = None,
+        context: str = "test",
+    ) -> Path:
         """Write a kubeconfig for this server (CA inline) with a token or a client certificate."""
-        import base64
 
         def b64(data: bytes) -> str:
             return base64.b64encode(data).decode()
@@ -148,8 +132,15 @@ class ApiServer:
         doc = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {
-                "server": self.url, "certificate-authority-data": b64(self.ca.cert_pem)}}],
+            "clusters": [
+                {
+                    "name": context,
+                    "cluster": {
+                        "server": self.url,
+                        "certificate-authority-data": b64(self.ca.cert_pem),
+                    },
+                }
+            ],
             "users": [{"name": context, "user": user}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
             "current-context": context,
@@ -168,186 +159,106 @@ class ApiServer:
             return User(subject["commonName"], groups)
         if authorization.startswith("Bearer "):
             return self.tokens.get(authorization[7:].strip())
-        return User("system:anonymous", ("system:unauthenticated",)) if self.allow_anonymous else None
+        return (
+            User("system:anonymous", ("system:unauthenticated",)) if self.allow_anonymous else None
+        )
 
-    def answer(self, method: str, raw_path: str, user: User, accept: str) -> _Answer:
+    def answer(self, method: str, raw_path: str, user: User, accept: str) -> Answer:
         url = urlsplit(raw_path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         parts = [p for p in url.path.split("/") if p]
         if method != "GET":
-            return _Answer(405, responses.status_body(405))
+            return Answer(405, responses.status_body(405))
         if url.path in ("/healthz", "/livez", "/readyz"):
-            return _Answer(200, b"ok", content_type="text/plain")
+            return Answer(200, b"ok", content_type="text/plain")
         if url.path == "/version":
-            return _Answer(200, json.dumps(VERSION).encode())
+            return Answer(200, json.dumps(VERSION).encode())
         if not parts or parts[0] not in ("api", "apis"):
-            return _Answer(404, b"404 page not found\n", content_type="text/plain")
+            return Answer(404, b"404 page not found\n", content_type="text/plain")
         resources = self.store.resources()
         if parts == ["api"]:
-            return _Answer(200, json.dumps(api_versions(self.url.split("//")[1])).encode())
+            return Answer(200, json.dumps(api_versions(self.url.split("//")[1])).encode())
         if parts == ["apis"]:
-            return _Answer(200, json.dumps(group_list(resources)).encode())
+            return Answer(200, json.dumps(group_list(resources)).encode())
         if parts[0] == "apis" and len(parts) == 2:
             doc = group_doc(resources, parts[1])
             return _json_or_404(doc)
-        group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
+        group, version, rest = (
+            ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
+        )
         if not rest:
             return _json_or_404(resource_list(resources, group, version))
         namespace = ""
-        if rest[0] == "namespaces" and len(rest) >= 3 and not (group == "" and rest[2] in ("status", "finalize")):
+        if (
+            rest[0] == "namespaces"
+            and len(rest) >= 3
+            and not (group == "" and rest[2] in ("status", "finalize"))
+        ):
             namespace, rest = rest[1], rest[2:]
         plural, name = rest[0], (rest[1] if len(rest) > 1 else "")
         if len(rest) > 3 or (len(rest) == 3 and rest[2] != "status"):
-            return _Answer(404, responses.status_body(404, details={}))
+            return Answer(404, responses.status_body(404, details={}))
         resource = self.store.resource(group, plural)
-        if resource is None or version not in resource.versions or (namespace and not resource.namespaced):
-            return _Answer(404, responses.status_body(404, details={}))
+        if (
+            resource is None
+            or version not in resource.versions
+            or (namespace and not resource.namespaced)
+        ):
+            return Answer(404, responses.status_body(404, details={}))
         if name and resource.namespaced and not namespace:
-            return _Answer(404, responses.status_body(404, details={}))  # only lists span namespaces
+            return Answer(404, responses.status_body(404, details={}))  # only lists span namespaces
         verb = "get" if name else "list"
         if (user.name, verb, group, plural) in self.denied:
-            return _Answer(403, responses.forbidden(resource, user.name, verb, namespace, name))
+            return Answer(403, responses.forbidden(resource, user.name, verb, namespace, name))
         table = "as=Table" in accept
         if name:
             return self._get(resource, version, namespace, name, table)
         return self._list(resource, version, namespace, query, table)
 
-    def _get(self, resource: Resource, version: str, namespace: str, name: str, table: bool) -> _Answer:
+    def _get(
+        self, resource: Resource, version: str, namespace: str, name: str, table: bool
+    ) -> Answer:
         stored = self.store.get(resource, namespace if resource.namespaced else "", name)
         if stored is None:
-            return _Answer(404, responses.not_found(resource, name))
+            return Answer(404, responses.not_found(resource, name))
         if table:
-            return _Answer(200, responses.table_body([stored], None, time.time()))
-        return _Answer(200, stored.encode(version))
+            return Answer(200, responses.table_body([stored], None, time.time()))
+        return Answer(200, stored.encode(version))
 
-    def _list(self, resource: Resource, version: str, namespace: str, query: dict[str, str],
-              table: bool) -> _Answer:
+    def _list(
+        self, resource: Resource, version: str, namespace: str, query: dict[str, str], table: bool
+    ) -> Answer:
         try:
             limit = int(query.get("limit") or 0)
             label = label_matcher(query["labelSelector"]) if query.get("labelSelector") else None
             fields = field_matcher(query["fieldSelector"]) if query.get("fieldSelector") else None
         except (ValueError, SelectorError) as exc:
-            return _Answer(400, responses.status_body(400, str(exc)))
+            return Answer(400, responses.status_body(400, str(exc)))
         match = None
         if label or fields:
             match = lambda obj: (label is None or label(obj)) and (fields is None or fields(obj))  # noqa: E731
         try:
-            page = self.store.list_page(resource, namespace, match, limit, query.get("continue", ""))
+            page = self.store.list_page(
+                resource, namespace, match, limit, query.get("continue", "")
+            )
         except Expired:
-            return _Answer(410, responses.status_body(410, responses.EXPIRED_MESSAGE, "Expired"))
+            return Answer(410, responses.status_body(410, responses.EXPIRED_MESSAGE, "Expired"))
         except InvalidContinue as exc:
-            return _Answer(400, responses.status_body(400, str(exc)))
+            return Answer(400, responses.status_body(400, str(exc)))
         if table:
-            return _Answer(200, responses.table_body(page.items, page, time.time()))
-        return _Answer(200, responses.list_body(resource, version, page))
+            return Answer(200, responses.table_body(page.items, page, time.time()))
+        return Answer(200, responses.list_body(resource, version, page))
 
 
-def _json_or_404(doc: dict[str, Any] | None) -> _Answer:
+def _json_or_404(doc: dict[str, Any] | None) -> Answer:
     if doc is None:
-        return _Answer(404, responses.status_body(404, details={}))
-    return _Answer(200, json.dumps(doc).encode())
+        return Answer(404, responses.status_body(404, details={}))
+    return Answer(200, json.dumps(doc).encode())
 
 
 def _load_pair(ctx: ssl.SSLContext, pair: KeyPair) -> None:
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         cert, key = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
         cert.write_bytes(pair.cert_pem)
         key.write_bytes(pair.key_pem)
         ctx.load_cert_chain(cert, key)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
-                 app: ApiServer, ctx: ssl.SSLContext) -> None:
-        self.app, self.ctx = app, ctx
-        super().__init__(address, handler)
-
-    def get_request(self) -> tuple[Any, Any]:
-        sock, addr = self.socket.accept()
-        # The handshake runs in the handler's thread, so one slow client cannot stall accept().
-        return self.ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # clients hang up, handshakes fail, faults reset connections: all expected here
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-
-    def setup(self) -> None:
-        self.request.settimeout(10)
-        self.request.do_handshake()
-        super().setup()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(self, answer: _Answer, fault: Fault | None = None) -> None:
-        body = answer.body
-        self.send_response(answer.code)
-        self.send_header("Content-Type", answer.content_type)
-        for key, value in answer.headers.items():
-            self.send_header(key, value)
-        if fault is not None and fault.kind == "malformed":
-            body = body[: len(body) // 2]
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if fault is not None and fault.kind == "truncate":
-            self.wfile.write(body[: len(body) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            self.request.close()
-            return
-        self.wfile.write(body)
-
-    def _reset(self) -> None:
-        self.close_connection = True
-        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        self.request.close()
-
-    def _handle(self, method: str) -> None:
-        app = self.server.app
-        if method != "GET":
-            self.close_connection = True  # bodies of writes are not read: do not reuse the stream
-        fault = app.faults.take(f"{method} {self.path}")
-        peer = self.request.getpeercert()
-        user = app.authenticate(peer, self.headers.get("Authorization", ""))
-        url = urlsplit(self.path)
-        app.requests.append(
-            RequestRecord(method, url.path, {k: v[-1] for k, v in parse_qs(url.query).items()},
-                          user.name if user else "", self.headers.get("Accept", ""),
-                          fault.kind if fault else "")
-        )
-        if fault is not None:
-            if fault.kind == "reset":
-                return self._reset()
-            if fault.kind == "delay":
-                time.sleep(fault.seconds)
-            if fault.kind == "status":
-                headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
-                body = responses.status_body(fault.status)
-                return self._send(_Answer(fault.status, body, headers))
-        if user is None:
-            return self._send(_Answer(401, responses.status_body(401)))
-        self._send(app.answer(method, self.path, user, self.headers.get("Accept", "")), fault)
-
-    def do_GET(self) -> None:
-        self._handle("GET")
-
-    def do_POST(self) -> None:
-        self._handle("POST")
-
-    def do_PUT(self) -> None:
-        self._handle("PUT")
-
-    def do_PATCH(self) -> None:
-        self._handle("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._handle("DELETE")

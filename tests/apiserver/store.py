@@ -15,8 +15,6 @@ and the schemas' list keys to do better; this emulator does not claim to).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import copy
 import json
@@ -29,35 +27,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.apiserver.defaults import apply_builtin_defaults, default_custom, prune_custom
+from tests.apiserver.meta import (
+    InvalidContinue,
+    decode_token,
+    encode_token,
+    ordered_meta,
+    timestamp,
+    update_entry,
+)
 from tests.apiserver.resources import BUILTINS, Resource, resource_from_crd
 
-__all__ = ["Expired", "InvalidContinue", "Page", "Store", "Stored", "fields_v1"]
+__all__ = ["Expired", "InvalidContinue", "Page", "Store", "Stored"]
 
-_SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
-                "name", "namespace", "selfLink")
 _GENERATION_BUILTINS = frozenset({"Deployment", "CustomResourceDefinition"})
 
 
 class Expired(Exception):
     """The continue token's snapshot was compacted: 410."""
-
-
-class InvalidContinue(ValueError):
-    """A continue token that does not decode: 400."""
-
-
-def fields_v1(value: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, sub in value.items():
-        if isinstance(sub, dict) and sub:
-            out[f"f:{key}"] = {".": {}, **fields_v1(sub)} if key in ("labels", "annotations") else fields_v1(sub)
-        else:
-            out[f"f:{key}"] = {}
-    return out
-
-
-def _timestamp(now: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
 
 
 @dataclass
@@ -74,12 +60,13 @@ class Stored:
         if cached is None:
             body = {k: v for k, v in self.obj.items() if k not in ("apiVersion", "kind")}
             if not bare:
-                body = {"apiVersion": self.resource.api_version(version), "kind": self.resource.kind, **body}
+                body = {
+                    "apiVersion": self.resource.api_version(version),
+                    "kind": self.resource.kind,
+                    **body,
+                }
             cached = self._json[(version, bare)] = json.dumps(body, separators=(",", ":")).encode()
         return cached
-
-    def at(self, version: str) -> dict[str, Any]:
-        return {**self.obj, "apiVersion": self.resource.api_version(version)}
 
 
 Key = tuple[str, str]  # (namespace, name) within one resource
@@ -102,13 +89,16 @@ class _Snapshot:
 class Store:
     """Thread-safe object storage. Public methods take and return plain dicts."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.time, seed: int = 0,
-                 max_snapshots: int = 64) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] = time.time, seed: int = 0, max_snapshots: int = 64
+    ) -> None:
         self._lock = threading.RLock()
         self._clock = clock
         self._rng = random.Random(seed)
         self._rv = 1000
-        self._resources: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in BUILTINS}
+        self._resources: dict[tuple[str, str], Resource] = {
+            (r.group, r.plural): r for r in BUILTINS
+        }
         self._objects: dict[tuple[str, str, str, str], Stored] = {}
         self._snapshots: dict[int, _Snapshot] = {}
         self.max_snapshots = max_snapshots
@@ -134,14 +124,21 @@ class Store:
     def _uid(self) -> str:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
-    def put(self, obj: dict[str, Any], *, keep_server_fields: bool = True,
-            manager: str = "kubectl-create") -> dict[str, Any]:
+    def put(
+        self,
+        obj: dict[str, Any],
+        *,
+        keep_server_fields: bool = True,
+        manager: str = "kubectl-create",
+    ) -> dict[str, Any]:
         """Create or replace an object; returns it as stored."""
         obj = copy.deepcopy(obj)
         group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
         resource = self.resource_for_kind(group, str(obj.get("kind", "")))
         if resource is None or version not in resource.versions:
-            raise ValueError(f"{obj.get('apiVersion')} {obj.get('kind')} is not served: store its CRD first")
+            raise ValueError(
+                f"{obj.get('apiVersion')} {obj.get('kind')} is not served: store its CRD first"
+            )
         meta = obj.setdefault("metadata", {})
         if not meta.get("name"):
             raise ValueError(f"{resource.kind} without metadata.name")
@@ -168,20 +165,22 @@ class Store:
             else:
                 meta["uid"] = meta.get("uid") if keep and meta.get("uid") else self._uid()
                 if not (keep and meta.get("creationTimestamp")):
-                    meta["creationTimestamp"] = _timestamp(now)
+                    meta["creationTimestamp"] = timestamp(now)
             if not resource.builtin or resource.kind in _GENERATION_BUILTINS:
                 if old is None:
-                    meta["generation"] = meta.get("generation") if keep and meta.get("generation") else 1
+                    meta["generation"] = (
+                        meta.get("generation") if keep and meta.get("generation") else 1
+                    )
                 else:
                     changed = _body(old.obj) != _body(obj)
                     meta["generation"] = old.obj["metadata"].get("generation", 1) + int(changed)
             else:
                 meta.pop("generation", None)
             if not (keep and meta.get("managedFields")):
-                meta["managedFields"] = [_update_entry(obj, manager, _timestamp(now))]
+                meta["managedFields"] = [update_entry(obj, manager, timestamp(now))]
             self._rv += 1
             meta["resourceVersion"] = str(self._rv)
-            obj["metadata"] = _ordered_meta(meta)
+            obj["metadata"] = ordered_meta(meta)
             self._objects[key] = Stored(resource, obj)
             if resource.kind == "CustomResourceDefinition":
                 crd_type = resource_from_crd(obj)
@@ -189,7 +188,7 @@ class Store:
             return copy.deepcopy(obj)
 
     def put_all(self, objects: Iterable[dict[str, Any]], **kwargs: Any) -> None:
-        """Store many, CRDs and Namespaces first so everything else can find its type and namespace."""
+        """Store many: CRDs and Namespaces first, so the rest finds its type and namespace."""
         rank = {"CustomResourceDefinition": 0, "Namespace": 1}
         for obj in sorted(objects, key=lambda o: rank.get(str(o.get("kind")), 2)):
             self.put(obj, **kwargs)
@@ -235,7 +234,7 @@ class Store:
     ) -> Page:
         with self._lock:
             if token:
-                rv, start = _decode_token(token)
+                rv, start = decode_token(token)
                 if rv not in self._snapshots:
                     raise Expired(rv)
                 snap = self._snapshots[rv]
@@ -263,48 +262,8 @@ class Store:
             return Page(items, rv, "", None)
         # Like etcd3: with selectors the remaining count is unknown and left out.
         remaining = None if match is not None else hi - index
-        return Page(items, rv, _encode_token(rv, keys[index - 1]), remaining)
+        return Page(items, rv, encode_token(rv, keys[index - 1]), remaining)
 
 
 def _body(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
-
-
-def _ordered_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    order = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation",
-             "creationTimestamp", "labels", "annotations", "ownerReferences", "finalizers",
-             "managedFields")
-    return {**{k: meta[k] for k in order if k in meta}, **{k: v for k, v in meta.items() if k not in order}}
-
-
-def _update_entry(obj: dict[str, Any], manager: str, when: str) -> dict[str, Any]:
-    meta = {k: v for k, v in obj["metadata"].items() if k not in _SERVER_META}
-    owned = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")}
-    fields = fields_v1(owned)
-    if meta:
-        fields = {"f:metadata": fields_v1(meta), **fields}
-    return {
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": obj["apiVersion"],
-        "time": when,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields,
-    }
-
-
-def _encode_token(rv: int, last: Key) -> str:
-    # Same shape as the real server's token: base64url of {"v","rv","start"}.
-    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{last[0]}/{last[1]}\x00"})
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _decode_token(token: str) -> tuple[int, Key]:
-    try:
-        raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        ns, _, name = str(raw["start"]).rstrip("\x00").partition("/")
-        if raw.get("v") != "meta.k8s.io/v1":
-            raise ValueError("unknown version")
-        return int(raw["rv"]), (ns, name)
-    except (binascii.Error, ValueError, KeyError, TypeError) as exc:
-        raise InvalidContinue(f"continue key is not valid: {exc}") from None

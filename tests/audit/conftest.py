@@ -91,7 +91,9 @@ def sleeps() -> list[float]:
 
 @pytest.fixture
 def kube(token_config: ClusterConfig, sleeps: list[float]) -> Iterator[KubeApi]:
-    with KubeApi(token_config, sleep=sleeps.append, rng=random.Random(7), retry=RetryPolicy()) as api:
+    with KubeApi(
+        token_config, sleep=sleeps.append, rng=random.Random(7), retry=RetryPolicy()
+    ) as api:
         yield api
 
 

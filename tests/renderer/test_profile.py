@@ -517,6 +517,26 @@ def test_tags_are_refused(tmp_path, value, tag):
     ]
 
 
+@pytest.mark.parametrize(
+    ("value", "tag"),
+    [
+        pytest.param(
+            "!!python/object/apply:os.system [id]",
+            "!!python/object/apply:os.system",
+            id="python-sequence",
+        ),
+        pytest.param("!!set {a, b}", "!!set", id="set"),
+        pytest.param("!!omap [a: 1]", "!!omap", id="omap"),
+        pytest.param("!thing {a: 1}", "!thing", id="local-mapping"),
+    ],
+)
+def test_tagged_collections_are_refused(tmp_path, value, tag):
+    text = HEAD + f"  platform: {{type: flux}}\n  variant: none\n  kubevirt: {value}\n"
+    assert errors(write(tmp_path, text)) == [
+        f'{FILE}:8: error: cannot read the value tagged "{tag}"; remove the tag'
+    ]
+
+
 def test_complex_mapping_keys_are_refused(tmp_path):
     assert errors(write(tmp_path, "? [a, b]\n: 1\n")) == [
         f"{FILE}:1: error: mapping keys must be plain strings"

@@ -1,0 +1,399 @@
+"""Will the GitOps controller revert a finding, and when; does drift detection miss it; how bad is it.
+
+Revert rules (drift-anchors §4.9, cozystack.md §1.5, §6.1-6.3, §7 items 17-19):
+
+| controller | situation | revert | missed |
+|---|---|---|---|
+| any | the Kustomization/HelmRelease (or the object: `kustomize.toolkit.fluxcd.io/reconcile: disabled`, `ssa: Ignore|IfNotPresent`) is suspended or skipped | never (while so) | yes |
+| kustomize-controller | path matched by the Kustomization's `.spec.ignore` | never | yes |
+| kustomize-controller | object missing, or a field git declares modified/removed | next-reconcile (force SSA) | no |
+| kustomize-controller | field git does not declare, every owner a `kubectl*` manager (Update or Apply, main resource), `before-first-apply`, or kustomize-controller itself, object not `ssa: Merge` | next-reconcile (ownership takeover, then apply) | no |
+| kustomize-controller | field git does not declare, any other owner (Lens `node-fetch`, `OpenAPI-Generator`, `flux-client-side-apply`, operators) | never | yes |
+| helm-controller | release object whose HelmRelease has `driftDetection.mode: enabled` (not operator-generated, path not ignored, object not opted out) | next-reconcile for declared fields and missing objects | no |
+| helm-controller | mode `warn` | next-upgrade (reported, not corrected) | no |
+| helm-controller | mode `disabled` (the default; always for Cozystack operator-generated HelmReleases, which never set it), release applied `ssa` | next-upgrade of the release: a forced apply replaces declared fields, atomic lists whole | yes |
+| helm-controller | mode `disabled`, release applied `csa` (installed by Helm 3), custom resource | next-upgrade only if the next render changes the field (two-way merge of old and new manifest); never otherwise | yes |
+| helm-controller | field the chart does not render (added) | never (SSA and 3-way merges keep other managers' fields) | yes |
+| Cozystack operator | hand edit of a generated HelmRelease spec (other than `suspend`) | next-reconcile: the operator rewrites the spec (transient) | no |
+| none | orphans (`helm.sh/resource-policy: keep`), hand-applied objects, Node labels | never | yes |
+
+Severity rules:
+
+| what | severity |
+|---|---|
+| GPU wiring paths (`GPU_PATHS`: permittedHostDevices, featureGates, mediatedDevicesConfiguration, gpu-operator variant and components, platform `gpu.*` and GPU bundle keys, ClusterPolicy sandbox/driver/device-plugin keys, GPU HelmRelease values), a VM asking for a device nothing permits, a missing or orphaned GPU object | high |
+| other paths of GPU objects that survive the next reconcile; unmanaged GPU objects; suspended GPU Flux objects; Node workload labels | medium |
+| everything else (labels, annotations, non-GPU objects, drift the next reconcile removes) | low |
+| live-only fields on objects without managedFields (cannot tell a default from an edit) | info |
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from audit.attribute import ManagedEntry
+from audit.findings import Finding, Revert, Severity
+from audit.known_types import Pattern, compile_pattern, matches
+
+__all__ = [
+    "GPU_KINDS",
+    "GPU_PATHS",
+    "Controller",
+    "IgnoreRule",
+    "classify",
+    "is_gpu_object",
+    "is_gpu_path",
+    "is_takeover_manager",
+    "severity_of",
+]
+
+ControllerKind = Literal["kustomization", "helm-release", "operator", "none"]
+
+
+@dataclass(frozen=True)
+class IgnoreRule:
+    """A Flux ignore rule (HelmRelease `.spec.driftDetection.ignore[]`, Kustomization `.spec.ignore[]`)."""
+
+    paths: tuple[str, ...]
+    target: dict[str, Any] = field(default_factory=dict)
+
+    def applies(self, obj: dict[str, Any], path: str) -> bool:
+        if self.target and not _target_matches(self.target, obj):
+            return False
+        return any(p == "" or path == p or path.startswith(p.rstrip("/") + "/") for p in self.paths)
+
+
+def _target_matches(target: dict[str, Any], obj: dict[str, Any]) -> bool:
+    """kustomize.Selector: regexes on group/version/kind/name/namespace (label selectors: =, !=)."""
+    api_version = str(obj.get("apiVersion", ""))
+    group, _, version = api_version.rpartition("/")
+    meta = obj.get("metadata") or {}
+    values = {
+        "group": group,
+        "version": version,
+        "kind": str(obj.get("kind", "")),
+        "name": str(meta.get("name", "")),
+        "namespace": str(meta.get("namespace") or ""),
+    }
+    for key, value in values.items():
+        want = target.get(key)
+        if want and not re.fullmatch(str(want), value):
+            return False
+    for key, source in (("labelSelector", "labels"), ("annotationSelector", "annotations")):
+        selector = target.get(key)
+        if selector and not _selector_matches(str(selector), meta.get(source) or {}):
+            return False
+    return True
+
+
+def _selector_matches(selector: str, labels: dict[str, Any]) -> bool:
+    for term in (t.strip() for t in selector.split(",") if t.strip()):
+        if "!=" in term:
+            k, v = (s.strip() for s in term.split("!=", 1))
+            if labels.get(k) == v:
+                return False
+        elif "=" in term:
+            k, v = (s.strip() for s in term.replace("==", "=").split("=", 1))
+            if labels.get(k) != v:
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Controller:
+    """What applies an object, as far as reverting drift goes."""
+
+    kind: ControllerKind
+    name: str = ""
+    """namespace/name of the Kustomization or HelmRelease."""
+    suspended: bool = False
+    drift_mode: str = "disabled"
+    """HelmRelease `.spec.driftDetection.mode`; `disabled` when unset."""
+    operator_generated: bool = False
+    """A Cozystack operator HelmRelease: drift detection is off whatever its spec says."""
+    apply_method: str = ""
+    """Of the release (`ssa` or `csa`)."""
+    release: str = ""
+    """namespace/name of the Helm release (its storage), for `revertRelease`."""
+    ignore: tuple[IgnoreRule, ...] = ()
+    next_render_changes: frozenset[str] = frozenset()
+    """Pointers the next render is predicted to change (for csa releases)."""
+    assumed: bool = False
+    """Not found live: classified as the design expects it to run."""
+
+
+_TAKEOVER_PREFIX = "kubectl"
+_BEFORE_FIRST_APPLY = "before-first-apply"
+_KUSTOMIZE = "kustomize-controller"
+_HELM_MANAGERS = ("helm-controller", "helm", "Helm")
+
+
+def is_takeover_manager(entry: ManagedEntry) -> bool:
+    """Entries kustomize-controller takes over before applying (kustomization_controller.go
+    L894-927, matched by prefix in ssa/patch.go matchFieldManager; main resource only)."""
+    if entry.subresource:
+        return False
+    if entry.manager.startswith(_TAKEOVER_PREFIX) and entry.operation in ("Update", "Apply"):
+        return True
+    if entry.manager == _BEFORE_FIRST_APPLY and entry.operation == "Update":
+        return True
+    return entry.manager == _KUSTOMIZE
+
+
+def _object_opt_out(obj: dict[str, Any] | None, key: str, values: Sequence[str]) -> bool:
+    meta = (obj or {}).get("metadata") or {}
+    for source in ("annotations", "labels"):
+        value = str((meta.get(source) or {}).get(key, "")).lower()
+        if value and value in values:
+            return True
+    return False
+
+
+def classify(
+    finding: Finding,
+    controller: Controller,
+    owners: Sequence[ManagedEntry],
+    live_obj: dict[str, Any] | None,
+) -> tuple[Revert, str | None, bool, str]:
+    """(revert, revertRelease, missedByDriftDetection, why) for one drift finding."""
+    ftype = finding.type
+    if ftype in ("orphan", "unmanaged"):
+        return "never", None, True, "nothing in git or in a release applies this object"
+    if ftype == "suspended":
+        return "never", None, True, "a suspended object reconciles nothing until resumed"
+    if controller.kind == "none":
+        return "never", None, True, "no GitOps controller applies this"
+    if controller.suspended:
+        what = "Kustomization" if controller.kind == "kustomization" else "HelmRelease"
+        return (
+            "never",
+            None,
+            True,
+            f"{what} {controller.name} is suspended: nothing is reverted until it is resumed",
+        )
+    if controller.kind == "operator":
+        if finding.path.startswith("/spec") and finding.path != "/spec/suspend":
+            return (
+                "next-reconcile",
+                None,
+                False,
+                "the Cozystack operator rewrites generated HelmRelease specs (transient)",
+            )
+        return "never", None, True, "the operator keeps hand-added metadata and spec.suspend"
+    if controller.kind == "kustomization":
+        return _kustomize(finding, controller, owners, live_obj)
+    return _helm(finding, controller, owners, live_obj)
+
+
+def _kustomize(
+    finding: Finding,
+    controller: Controller,
+    owners: Sequence[ManagedEntry],
+    live_obj: dict[str, Any] | None,
+) -> tuple[Revert, str | None, bool, str]:
+    if _object_opt_out(live_obj, "kustomize.toolkit.fluxcd.io/reconcile", ("disabled",)):
+        return "never", None, True, "the object is annotated kustomize.toolkit.fluxcd.io/reconcile"
+    if _object_opt_out(live_obj, "kustomize.toolkit.fluxcd.io/ssa", ("ignore", "ifnotpresent")):
+        return "never", None, True, "the object's kustomize.toolkit.fluxcd.io/ssa policy skips it"
+    if any(rule.applies(live_obj or {}, finding.path) for rule in controller.ignore):
+        return "never", None, True, f"the path is ignored by Kustomization {controller.name}"
+    if finding.type in ("missing", "modified", "removed"):
+        return "next-reconcile", None, False, "kustomize-controller force-applies what git declares"
+    # added: a field git does not declare
+    if not owners:
+        return "unknown", None, True, "no managedFields entry owns it"
+    merge = _object_opt_out(live_obj, "kustomize.toolkit.fluxcd.io/ssa", ("merge",))
+    others = sorted({o.manager for o in owners if not is_takeover_manager(o)})
+    if not others and not merge:
+        return (
+            "next-reconcile",
+            None,
+            False,
+            "kustomize-controller takes over kubectl-owned fields and drops what git does not "
+            "declare",
+        )
+    if merge:
+        return "never", None, True, "the object is applied with ssa: Merge, which keeps additions"
+    return (
+        "never",
+        None,
+        True,
+        f"owned by {', '.join(others)}, which kustomize-controller never takes over",
+    )
+
+
+def _helm(
+    finding: Finding,
+    controller: Controller,
+    owners: Sequence[ManagedEntry],
+    live_obj: dict[str, Any] | None,
+) -> tuple[Revert, str | None, bool, str]:
+    release = controller.release or None
+    if controller.assumed and not controller.name:
+        return "unknown", release, True, "no HelmRelease found for this release"
+    mode = "disabled" if controller.operator_generated else (controller.drift_mode or "disabled")
+    opted_out = _object_opt_out(live_obj, "helm.toolkit.fluxcd.io/driftDetection", ("disabled",))
+    ignored = any(rule.applies(live_obj or {}, finding.path) for rule in controller.ignore)
+    if opted_out or ignored:
+        mode = "disabled"
+    why_off = (
+        "operator-generated HelmReleases run with drift detection off"
+        if controller.operator_generated
+        else "drift detection ignores this path"
+        if ignored or opted_out
+        else f"drift detection is {mode}"
+    )
+    if finding.type == "missing":
+        if mode == "enabled":
+            return "next-reconcile", release, False, "helm-controller recreates it (mode enabled)"
+        return "next-upgrade", release, mode == "disabled", "the next upgrade recreates it"
+    if finding.type == "added":
+        if owners and all(o.manager in _HELM_MANAGERS for o in owners):
+            return "next-upgrade", release, True, "left by an earlier revision of the release"
+        return (
+            "never",
+            None,
+            True,
+            "the chart does not render this field and Helm keeps fields other managers own",
+        )
+    if mode == "enabled":
+        return "next-reconcile", release, False, "helm-controller corrects drift (mode enabled)"
+    if mode == "warn":
+        return "next-upgrade", release, False, "helm-controller reports it (mode warn), no fix"
+    if controller.apply_method == "csa" and not _builtin_group(finding.object.group):
+        if finding.path in controller.next_render_changes:
+            return (
+                "next-upgrade",
+                release,
+                True,
+                f"{why_off}; the csa upgrade patches this field because its render changes",
+            )
+        return (
+            "never",
+            None,
+            True,
+            f"{why_off}; the release is applied client-side (csa), whose upgrade patches only "
+            "fields whose render changed",
+        )
+    return (
+        "next-upgrade",
+        release,
+        True,
+        f"{why_off}; the next upgrade of {release or 'the release'} overwrites it",
+    )
+
+
+_BUILTIN_GROUPS = frozenset(
+    {
+        "",
+        "apps",
+        "batch",
+        "policy",
+        "autoscaling",
+        "networking.k8s.io",
+        "rbac.authorization.k8s.io",
+        "storage.k8s.io",
+        "scheduling.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "node.k8s.io",
+        "certificates.k8s.io",
+    }
+)
+
+
+def _builtin_group(group: str) -> bool:
+    return group in _BUILTIN_GROUPS
+
+
+# -- severity ------------------------------------------------------------------------------------
+
+_P = compile_pattern
+GPU_PATHS: dict[tuple[str, str], tuple[Pattern, ...]] = {
+    ("kubevirt.io", "KubeVirt"): (
+        _P("spec/configuration/permittedHostDevices/**"),
+        _P("spec/configuration/developerConfiguration/featureGates/**"),
+        _P("spec/configuration/mediatedDevicesConfiguration/**"),
+    ),
+    ("cozystack.io", "Package"): (
+        _P("spec/variant"),  # meaningful on cozystack.gpu-operator (checked by name below)
+        _P("spec/components/gpu-operator/**"),
+        _P("spec/components/kubevirt/values/permittedHostDevices/**"),
+        _P("spec/components/kubevirt/values/extraFeatureGates/**"),
+        _P("spec/components/kubevirt/values/mediatedDevicesConfiguration/**"),
+        _P("spec/components/platform/values/gpu/**"),
+        _P("spec/components/platform/values/bundles/iaas/gpuOperatorVariant"),
+        _P("spec/components/platform/values/bundles/enabledPackages/**"),
+        _P("spec/components/platform/values/bundles/disabledPackages/**"),
+    ),
+    ("nvidia.com", "ClusterPolicy"): tuple(
+        _P(f"spec/{k}/**")
+        for k in (
+            "sandboxWorkloads",
+            "sandboxDevicePlugin",
+            "vfioManager",
+            "vgpuManager",
+            "vgpuDeviceManager",
+            "driver",
+            "devicePlugin",
+        )
+    ),
+    ("helm.toolkit.fluxcd.io", "HelmRelease"): (_P("spec/values/**"),),
+}
+GPU_KINDS = frozenset(
+    {("kubevirt.io", "KubeVirt"), ("nvidia.com", "ClusterPolicy"), ("cozystack.io", "Package")}
+)
+_GPU_NAMES = re.compile(r"(gpu-operator|hami|kubevirt|nvidia)", re.IGNORECASE)
+
+
+def is_gpu_object(group: str, kind: str, name: str) -> bool:
+    if (group, kind) in (("kubevirt.io", "KubeVirt"), ("nvidia.com", "ClusterPolicy")):
+        return True
+    if (group, kind) in (("cozystack.io", "Package"), ("helm.toolkit.fluxcd.io", "HelmRelease")):
+        return bool(_GPU_NAMES.search(name)) or name == "cozystack.cozystack-platform"
+    return False
+
+
+def is_gpu_path(group: str, kind: str, name: str, field_path: tuple[str, ...]) -> bool:
+    if not is_gpu_object(group, kind, name):
+        return False
+    if (group, kind) == ("cozystack.io", "Package") and field_path == ("spec", "variant"):
+        return name == "cozystack.gpu-operator"
+    if (group, kind) == ("helm.toolkit.fluxcd.io", "HelmRelease") and name in (
+        "cozystack-platform",
+        "kubevirt",
+    ):
+        return False  # their values are the Packages' (checked there)
+    return any(matches(p, field_path) for p in GPU_PATHS.get((group, kind), ()))
+
+
+def severity_of(finding: Finding, field_path: tuple[str, ...] = ()) -> Severity:
+    ref = finding.object
+    gpu_object = is_gpu_object(ref.group, ref.kind, ref.name)
+    if finding.type == "orphan":
+        return "high" if ref.name == "cozystack.gpu-operator" or gpu_object else "medium"
+    if finding.type == "unmanaged":
+        return "medium" if gpu_object else "low"
+    if finding.type == "suspended":
+        return "medium" if gpu_object or ref.kind in ("Kustomization", "GitRepository") else "low"
+    if finding.type == "missing":
+        return "high" if gpu_object else "medium"
+    if finding.type == "added" and not finding.attributed:
+        return "info"
+    if is_gpu_path(ref.group, ref.kind, ref.name, field_path):
+        return "high"
+    if field_path[:1] == ("metadata",):
+        return "low"
+    if gpu_object and finding.revert in ("never", "next-upgrade", "unknown"):
+        return "medium"
+    return "low"

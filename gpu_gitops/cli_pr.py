@@ -1,0 +1,128 @@
+"""The PR bot's commands: `diff` (rendered diff of two refs) and `comment` (one sticky comment)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.console import Console
+from renderer.github import DEFAULT_API_URL, GitHub, GitHubError, parse_repo
+from renderer.refdiff import diff_refs
+from renderer.report_diff import COMMENT_LIMIT, MARKER, render_json, render_markdown, render_text
+
+__all__ = ["cmd_comment", "cmd_diff", "register"]
+
+_ACTIONS_BOT = "github-actions[bot]"
+_MAX_BODY_READ = 4 * COMMENT_LIMIT
+
+
+def cmd_diff(args: argparse.Namespace, console: Console) -> int:
+    result = diff_refs(args.repo, args.base, args.head)
+    render = {"text": render_text, "markdown": render_markdown, "json": render_json}[args.output]
+    console.data(render(result))
+    return 1 if result.changed else 0
+
+
+def _read_body(source: str) -> str:
+    try:
+        if source == "-":
+            text = sys.stdin.read(_MAX_BODY_READ + 1)
+        else:
+            with Path(source).open(encoding="utf-8") as f:
+                text = f.read(_MAX_BODY_READ + 1)
+    except OSError as exc:
+        raise GitHubError(f"cannot read the body from {source}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise GitHubError(f"the body in {source} is not UTF-8 text") from None
+    return text
+
+
+def cmd_comment(args: argparse.Namespace, console: Console) -> int:
+    owner, name = parse_repo(args.github_repo)
+    if args.pr < 1:
+        raise GitHubError(f"--pr {args.pr} is not a pull request number")
+    token = os.environ.get("GITHUB_TOKEN", "")
+    if not token:
+        raise GitHubError(
+            "GITHUB_TOKEN is not set: export a token that may comment on pull requests "
+            "(in GitHub Actions: env: GITHUB_TOKEN: ${{ github.token }})"
+        )
+    body = _read_body(args.body)
+    if not body.strip():
+        raise GitHubError("the comment body is empty; write it with gpu-gitops diff -o markdown")
+    if not body.lstrip().startswith(MARKER):
+        body = f"{MARKER}\n{body}"
+    if len(body) > COMMENT_LIMIT:
+        raise GitHubError(
+            f"the body is {len(body)} characters, over GitHub's {COMMENT_LIMIT}; "
+            "gpu-gitops diff -o markdown cuts its output to fit"
+        )
+    base_url = os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL
+    with GitHub(token, base_url) as gh:
+        author = args.author or gh.token_login() or _ACTIONS_BOT
+        posted = gh.upsert_comment(owner, name, args.pr, body, MARKER, author)
+    console.say(f"{posted.action} comment {posted.id} on {owner}/{name}#{args.pr}")
+    if posted.url:
+        console.data(posted.url + "\n")
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    """Add `diff` and `comment` to the gpu-gitops command line."""
+    p = add_command(
+        sub,
+        "diff",
+        cmd_diff,
+        "Render two refs and compare the built objects per cluster; exit 1 on changes or warnings.",
+        """
+gpu-gitops diff --base main
+gpu-gitops diff --base origin/main --head HEAD -o markdown > diff.md
+gpu-gitops diff --base v1.2.0 --head v1.3.0 -o json | jq '.warnings'""",
+    )
+    p.add_argument("--base", required=True, metavar="REF", help="the ref to compare against")
+    p.add_argument(
+        "--head",
+        default="HEAD",
+        metavar="REF",
+        help="the changed ref (default: HEAD; never the working tree)",
+    )
+    p.add_argument("-o", "--output", choices=("text", "markdown", "json"), default="text")
+    add_repo_arg(p)
+    p = add_command(
+        sub,
+        "comment",
+        cmd_comment,
+        "Post a body as one sticky pull-request comment, updated in place on every run.",
+        """
+gpu-gitops diff --base origin/main -o markdown > diff.md
+GITHUB_TOKEN=... gpu-gitops comment --repo acme/gitops --pr 42 --body diff.md
+gpu-gitops diff --base origin/main -o markdown | gpu-gitops comment --repo acme/gitops --pr 42""",
+    )
+    p.add_argument(
+        "--repo",
+        dest="github_repo",
+        required=True,
+        metavar="OWNER/NAME",
+        help="the GitHub repository, as in gh",
+    )
+    p.add_argument("--pr", required=True, type=int, metavar="N", help="pull request number")
+    p.add_argument(
+        "--body",
+        default="-",
+        metavar="FILE",
+        help="file holding the Markdown body, '-' for stdin (default)",
+    )
+    p.add_argument(
+        "--author",
+        metavar="LOGIN",
+        help="login whose comment is updated (default: the token's user; "
+        f"{_ACTIONS_BOT} for tokens that cannot read it)",
+    )
+    p.epilog = (p.epilog or "") + (
+        "\n\nenvironment:\n  GITHUB_TOKEN     token allowed to comment (required; never printed)"
+        f"\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL}; GitHub Enterprise: "
+        "https://HOST/api/v3)"
+    )

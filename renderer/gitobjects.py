@@ -1,0 +1,180 @@
+"""Git objects written without a checkout, through gitpython's git plumbing.
+
+Blobs and trees are hashed in Python and written in one pack by `git index-pack` (a thousand loose
+object files would cost seconds on a slow disk); commits are made by `git commit-tree`; a branch
+moves only by `git update-ref <ref> <new> <old>`, a compare-and-swap that fails cleanly when
+someone else moved it first. Nothing here reads or writes the working tree or the index, so
+objects written before a failure are unreferenced and `git gc` collects them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import subprocess
+import zlib
+from collections.abc import Mapping, Sequence
+
+import git
+from git.objects.fun import tree_entries_from_data
+
+from renderer.errors import GitError
+
+__all__ = [
+    "MODE_DIR",
+    "MODE_FILE",
+    "ObjectWriter",
+    "RefMoved",
+    "TreeEntries",
+    "commit_tree",
+    "read_blob",
+    "read_tree",
+    "ref_sha",
+    "run_git",
+    "update_ref",
+]
+
+MODE_FILE = "100644"
+MODE_DIR = "40000"
+ZERO_SHA = "0" * 40
+TreeEntries = dict[str, tuple[str, str]]
+"""A tree: entry name -> (mode, hex object id)."""
+_PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
+
+
+class RefMoved(GitError):
+    """A ref was not where this publish last saw it: someone else moved it first."""
+
+
+def run_git(
+    repo: git.Repo, *args: str, data: bytes | None = None, env: Mapping[str, str] | None = None
+) -> bytes:
+    """Run `git <args>` in the repository (stdin: `data`); stdout, or GitError naming stderr."""
+    proc = repo.git.execute(
+        ["git", *args],
+        istream=subprocess.PIPE if data is not None else None,
+        as_process=True,
+        env=dict(env or {}),
+    ).proc
+    assert proc is not None
+    out, err = proc.communicate(data)
+    if proc.returncode != 0:
+        raise GitCommandFailed(args[0], proc.returncode, err.decode(errors="replace"))
+    return bytes(out)
+
+
+class GitCommandFailed(GitError):
+    """A git command exited non-zero; the message is its first error line."""
+
+    def __init__(self, command: str, status: int, stderr: str):
+        self.status, self.stderr = status, stderr
+        lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+        fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+        super().__init__(f"git {command} failed: {(fatal or lines or [f'exit {status}'])[0]}")
+
+
+def object_id(kind: str, data: bytes) -> str:
+    """The id git gives an object of this type and content."""
+    return hashlib.sha1(b"%s %d\0%s" % (kind.encode(), len(data), data)).hexdigest()
+
+
+def _tree_key(item: tuple[str, tuple[str, str]]) -> bytes:
+    # git orders a tree's entries by name, a directory's name as if it ended in "/"
+    name, (mode, _) = item
+    return name.encode() + (b"/" if mode == MODE_DIR else b"")
+
+
+def tree_data(entries: Mapping[str, tuple[str, str]]) -> bytes:
+    """The content of a tree object."""
+    return b"".join(
+        b"%s %s\0%s" % (mode.encode(), name.encode(), bytes.fromhex(sha))
+        for name, (mode, sha) in sorted(entries.items(), key=_tree_key)
+    )
+
+
+class ObjectWriter:
+    """Collects new objects and writes them in one pack."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, tuple[str, bytes]] = {}
+
+    def add(self, kind: str, data: bytes, known: frozenset[str] = frozenset()) -> str:
+        """The id of the object; kept for writing unless it is in `known` (already stored)."""
+        sha = object_id(kind, data)
+        if sha not in known:
+            self.pending[sha] = (kind, data)
+        return sha
+
+    def tree(self, entries: Mapping[str, tuple[str, str]], known: frozenset[str] = frozenset()) -> str:
+        return self.add("tree", tree_data(entries), known)
+
+    def pack(self) -> bytes:
+        """The pending objects as a version 2 pack, without deltas."""
+        out = bytearray(b"PACK" + struct.pack(">II", 2, len(self.pending)))
+        for kind, data in self.pending.values():
+            size = len(data)
+            byte = (_PACK_TYPES[kind] << 4) | (size & 0x0F)
+            size >>= 4
+            header = bytearray()
+            while size:
+                header.append(byte | 0x80)
+                byte = size & 0x7F
+                size >>= 7
+            header.append(byte)
+            out += header + zlib.compress(data, 1)
+        out += hashlib.sha1(out).digest()
+        return bytes(out)
+
+    def write(self, repo: git.Repo) -> int:
+        """Store the pending objects in the repository; the number written."""
+        count = len(self.pending)
+        if count:
+            run_git(repo, "index-pack", "--stdin", data=self.pack())
+            self.pending.clear()
+        return count
+
+
+def read_tree(repo: git.Repo, sha: str) -> TreeEntries:
+    """The entries of a tree object."""
+    data = repo.odb.stream(bytes.fromhex(sha)).read()
+    return {name: (f"{mode:o}", binsha.hex()) for binsha, mode, name in tree_entries_from_data(data)}
+
+
+def read_blob(repo: git.Repo, sha: str) -> bytes:
+    data: bytes = repo.odb.stream(bytes.fromhex(sha)).read()
+    return data
+
+
+def ref_sha(repo: git.Repo, ref: str) -> str | None:
+    """Where a ref points, or None if it does not exist."""
+    try:
+        out = run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitCommandFailed:
+        return None
+    return out.decode().strip()
+
+
+def commit_tree(repo: git.Repo, tree: str, parents: Sequence[str], message: str) -> str:
+    """A new commit of `tree` (author and committer from git's own configuration)."""
+    args = ["commit-tree", tree]
+    for parent in parents:
+        args += ["-p", parent]
+    try:
+        out = run_git(repo, *args, "-F", "-", data=message.encode())
+    except GitCommandFailed as exc:
+        if "identity" in exc.stderr or "user.email" in exc.stderr:
+            raise GitError(
+                "git does not know who commits: set git config user.name and user.email"
+            ) from None
+        raise
+    return out.decode().strip()
+
+
+def update_ref(repo: git.Repo, ref: str, new: str, old: str | None, reason: str) -> None:
+    """Point `ref` at `new` if it still points at `old` (None: if it does not exist yet)."""
+    try:
+        run_git(repo, "update-ref", "-m", reason, ref, new, old or ZERO_SHA)
+    except GitCommandFailed as exc:
+        if "but expected" in exc.stderr or "already exists" in exc.stderr:
+            raise RefMoved(f"{ref} moved while publishing") from None
+        raise

@@ -1,0 +1,289 @@
+"""Whole-output snapshot tests of the gpu-gitops CLI on the example clusters, run in process.
+
+Each snapshot under tests/snapshots/cli/<name>.txt holds the command line (without --repo), the
+exit code, stdout and stderr of one run, and is compared as a whole text. After an intended change
+of the output, regenerate them and review the diff:
+
+    UPDATE_SNAPSHOTS=1 python -m pytest tests/test_cli.py
+
+A missing snapshot fails (it is never written silently without UPDATE_SNAPSHOTS=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpu_gitops import cli
+from gpu_gitops.cli import main
+from gpu_gitops.console import Console
+from tests.conftest import REPO_ROOT
+
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "cli"
+UPDATE = os.environ.get("UPDATE_SNAPSHOTS") == "1"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The repository's example clusters (only clusters/) in a scratch checkout."""
+    shutil.copytree(REPO_ROOT / "clusters", tmp_path / "clusters")
+    return tmp_path
+
+
+def run(repo: Path | None, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    args = [*argv, "--repo", str(repo)] if repo is not None else list(argv)
+    code = main(args, Console(out, err))
+    return code, out.getvalue(), err.getvalue()
+
+
+def transcript(argv: list[str], code: int, out: str, err: str) -> str:
+    return f"$ gpu-gitops {' '.join(argv)}\nexit {code}\n--- stdout\n{out}--- stderr\n{err}"
+
+
+def snapshot(name: str, text: str) -> None:
+    path = SNAPSHOTS / f"{name}.txt"
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    if not path.is_file():
+        pytest.fail(f"no snapshot {path.name}: run UPDATE_SNAPSHOTS=1 pytest {__file__}")
+    assert text == path.read_text(encoding="utf-8"), f"output differs from {path.name}"
+
+
+def check(repo: Path | None, name: str, *argv: str, code: int) -> tuple[str, str]:
+    got, out, err = run(repo, *argv)
+    snapshot(name, transcript(list(argv), got, out, err))
+    assert got == code
+    return out, err
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+# --- snapshots ------------------------------------------------------------------------------------
+
+
+def test_validate(repo):
+    check(repo, "validate", "validate", code=0)
+
+
+def test_validate_one_cluster_by_path(repo):
+    check(repo, "validate-path", "validate", "clusters/ams1/gpu-profile.yaml", code=0)
+
+
+def test_render_writes_overlays_and_prints_label_commands(repo):
+    out, err = check(repo, "render", "render", code=0)
+    assert out.startswith("kubectl label node ")
+    assert err.startswith("wrote overlays/base/\n")
+    names = sorted(p.name for p in (repo / "clusters").iterdir())
+    assert sorted(p.name for p in (repo / "overlays").iterdir()) == sorted(["base", *names])
+
+
+def test_render_twice_reports_no_changes(repo):
+    run(repo, "render")
+    before = files(repo)
+    check(repo, "render-again", "render", code=0)
+    assert files(repo) == before
+
+
+def test_validate_after_render_builds_committed_overlays(repo):
+    run(repo, "render")
+    check(repo, "validate-after-render", "validate", code=0)
+
+
+def test_render_check_clean(repo):
+    run(repo, "render")
+    before = files(repo)
+    check(repo, "render-check-clean", "render", "--check", code=0)
+    assert files(repo) == before
+
+
+def test_render_check_stale(repo):
+    run(repo, "render")
+    profile = repo / "clusters" / "lab1" / "gpu-profile.yaml"
+    profile.write_text(profile.read_text().replace("interval: 5m", "interval: 6m"))
+    (repo / "overlays" / "edge1" / "extra.yaml").write_text("# left over\n")
+    (repo / "overlays" / "par1" / "kustomization.yaml").unlink()
+    before = files(repo)
+    check(repo, "render-check-stale", "render", "--check", code=1)
+    assert files(repo) == before
+
+
+def test_render_one_cluster(repo):
+    check(repo, "render-cluster", "render", "--cluster", "lab1", code=0)
+    assert sorted(p.name for p in (repo / "overlays").iterdir()) == ["base", "lab1"]
+
+
+def test_build_flux_cluster_yaml(repo):
+    out, _ = check(repo, "build-lab1", "build", "--cluster", "lab1", code=0)
+    assert out.startswith("apiVersion: ")
+
+
+def test_build_cozystack_cluster_yaml(repo):
+    check(repo, "build-ams1", "build", "--cluster", "ams1", code=0)
+
+
+def test_build_json(repo):
+    out, _ = check(repo, "build-lab1-json", "build", "--cluster", "lab1", "-o", "json", code=0)
+    kinds = [obj["kind"] for obj in json.loads(out)]
+    assert "KubeVirt" in kinds
+    assert "HelmRelease" in kinds
+
+
+def test_schema():
+    out, _ = check(None, "schema", "schema", code=0)
+    schema = json.loads(out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["properties"]["spec"] == {
+        "$ref": "#/$defs/ProfileSpec",
+        "description": "The GPU setup.",
+    }
+
+
+def test_bad_profile_gives_one_line_and_exit_2(repo):
+    profile = repo / "clusters" / "lab1" / "gpu-profile.yaml"
+    profile.write_text(profile.read_text().replace("variant: passthrough", "variant: passtrough"))
+    check(repo, "validate-bad", "validate", code=2)
+
+
+# --- output is byte-identical on every run -------------------------------------------------
+
+
+def test_render_and_build_are_deterministic(tmp_path):
+    results = []
+    for copy in ("a", "b"):
+        root = tmp_path / copy
+        shutil.copytree(REPO_ROOT / "clusters", root / "clusters")
+        render = run(root, "render")
+        builds = [
+            run(root, "build", "--cluster", p.name) for p in sorted((root / "clusters").iterdir())
+        ]
+        results.append((render, builds, files(root / "overlays")))
+    assert results[0] == results[1]
+    # and building the same cluster twice in one process gives the same bytes
+    root = tmp_path / "a"
+    assert run(root, "build", "--cluster", "ams1") == run(root, "build", "--cluster", "ams1")
+
+
+# --- terminal habits ---------------------------------------------------------------------------
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+WARNING_PROFILE = """\
+apiVersion: gpu-gitops/v1alpha1
+kind: GPUProfile
+metadata:
+  name: c1
+spec:
+  platform: {type: flux}
+  variant: passthrough
+"""
+
+
+def _warn_run(tmp_path: Path, err: io.StringIO) -> int:
+    folder = tmp_path / "clusters" / "c1"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gpu-profile.yaml").write_text(WARNING_PROFILE)
+    return main(["validate", "--repo", str(tmp_path)], Console(io.StringIO(), err))
+
+
+def test_no_colour_when_not_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    err = io.StringIO()
+    assert _warn_run(tmp_path, err) == 0
+    assert "\033[" not in err.getvalue()
+    assert "clusters/c1/gpu-profile.yaml:5: warning: spec.devices: " in err.getvalue()
+
+
+def test_colour_on_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    err = FakeTty()
+    assert _warn_run(tmp_path, err) == 0
+    assert (
+        "clusters/c1/gpu-profile.yaml:5: \033[33mwarning\033[0m: spec.devices: " in err.getvalue()
+    )
+
+
+def test_no_color_is_honoured_on_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    err = FakeTty()
+    assert _warn_run(tmp_path, err) == 0
+    assert "\033[" not in err.getvalue()
+
+
+def test_progress_only_on_a_terminal():
+    piped, tty = io.StringIO(), FakeTty()
+    Console(io.StringIO(), piped).progress(1, 2, "ams1")
+    Console(io.StringIO(), tty).progress(2, 2, "ber1")
+    assert piped.getvalue() == ""
+    assert tty.getvalue() == "\r\033[K[2/2] ber1\n"
+
+
+def _commands() -> list[str]:
+    parser = cli._parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(sub.choices)
+
+
+def test_every_command_has_help_with_examples(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    commands = _commands()
+    assert {"validate", "render", "build", "schema", "demo"} <= set(commands)
+    for name in commands:
+        with pytest.raises(SystemExit) as info:
+            main([name, "--help"])
+        assert info.value.code == 0
+        out = capsys.readouterr().out
+        assert f"usage: gpu-gitops {name}" in out
+        examples = out.partition("\nexamples:\n")[2]
+        assert f"gpu-gitops {name}" in examples, name
+
+
+def test_top_level_help_names_exit_codes(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    assert "Exit codes: 0 success, 1 drift/diff/stale found, 2 bad input or error." in (
+        capsys.readouterr().out
+    )
+
+
+# --- internal errors ----------------------------------------------------------------------------
+
+
+def _boom(*args: object, **kwargs: object) -> object:
+    raise RuntimeError("boom")
+
+
+def test_internal_error_is_one_line_without_traceback(repo, monkeypatch):
+    monkeypatch.setattr(cli, "render_profiles", _boom)
+    code, out, err = run(repo, "render")
+    assert (code, out) == (2, "")
+    assert err == (
+        "gpu-gitops: error: internal error (RuntimeError: boom); rerun with --debug and report it\n"
+    )
+    assert "Traceback" not in err
+    assert not (repo / "overlays").exists()
+
+
+def test_internal_error_raises_with_debug(repo, monkeypatch):
+    monkeypatch.setattr(cli, "render_profiles", _boom)
+    with pytest.raises(RuntimeError, match=r"^boom$"):
+        main(["--debug", "render", "--repo", str(repo)], Console(io.StringIO(), io.StringIO()))
