@@ -165,12 +165,18 @@ def decode_release(secret: KubeObject) -> HelmRelease:
         record = None
     if not isinstance(record, dict) or not isinstance(record.get("manifest", ""), str):
         raise ReleaseDecodeError(f"Helm release Secret {where}: the record is not Helm's JSON")
+    try:
+        revision = int(record.get("version") or 0)
+    except (TypeError, ValueError):
+        raise ReleaseDecodeError(
+            f"Helm release Secret {where}: the record's version is not a number"
+        ) from None
     chart_meta = (record.get("chart") or {}).get("metadata") or {}
     info = record.get("info") or {}
     return HelmRelease(
         name=str(record.get("name", "")),
         namespace=str(record.get("namespace") or meta.get("namespace", "")),
-        revision=int(record.get("version") or 0),
+        revision=revision,
         status=str(info.get("status", "")),
         chart_name=str(chart_meta.get("name", "")),
         chart_version=str(chart_meta.get("version", "")),

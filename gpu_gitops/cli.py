@@ -11,6 +11,7 @@ from pathlib import Path
 from audit.errors import AuditError
 from gpu_gitops import __version__
 from gpu_gitops.cli_pr import register as register_pr
+from gpu_gitops.cli_publish import register as register_publish
 from gpu_gitops.commands import Command, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from gpu_gitops.demo import run_demo
@@ -188,6 +189,7 @@ gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
     )
     # Commands defined in their own modules register here, one line each.
     register_pr(sub)
+    register_publish(sub)
     return parser
 
 

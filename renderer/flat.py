@@ -133,7 +133,11 @@ def object_file(doc: str) -> str:
     if key is None or not key.kind or not key.name:
         first = doc.strip().splitlines()[0] if doc.strip() else "(empty)"
         raise BuildError(f"the build printed a document without kind or name: {first}")
-    parts = [key.kind.lower(), key.namespace, key.name] if key.namespace else [key.kind.lower(), key.name]
+    parts = (
+        [key.kind.lower(), key.namespace, key.name]
+        if key.namespace
+        else [key.kind.lower(), key.name]
+    )
     return "_".join(_part(p) for p in parts) + ".yaml"
 
 

@@ -23,14 +23,17 @@ from renderer.errors import GitError
 __all__ = [
     "MODE_DIR",
     "MODE_FILE",
+    "GitCommandFailed",
     "ObjectWriter",
     "RefMoved",
     "TreeEntries",
     "commit_tree",
+    "object_id",
     "read_blob",
     "read_tree",
     "ref_sha",
     "run_git",
+    "tree_data",
     "update_ref",
 ]
 
@@ -46,31 +49,36 @@ class RefMoved(GitError):
     """A ref was not where this publish last saw it: someone else moved it first."""
 
 
+class GitCommandFailed(GitError):
+    """A git command exited non-zero; the message is its first error line."""
+
+    def __init__(self, command: str, status: int, stdout: str, stderr: str):
+        self.status, self.stdout, self.stderr = status, stdout, stderr
+        lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+        fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+        self.reason = (fatal or lines or [f"exit {status}"])[0]
+        super().__init__(f"git {command} failed: {self.reason}")
+
+
 def run_git(
     repo: git.Repo, *args: str, data: bytes | None = None, env: Mapping[str, str] | None = None
 ) -> bytes:
     """Run `git <args>` in the repository (stdin: `data`); stdout, or GitError naming stderr."""
-    proc = repo.git.execute(
+    # keep the wrapper alive until the end: gitpython kills the process when it is collected
+    handle = repo.git.execute(
         ["git", *args],
         istream=subprocess.PIPE if data is not None else None,
         as_process=True,
         env=dict(env or {}),
-    ).proc
+    )
+    proc = handle.proc
     assert proc is not None
     out, err = proc.communicate(data)
     if proc.returncode != 0:
-        raise GitCommandFailed(args[0], proc.returncode, err.decode(errors="replace"))
+        raise GitCommandFailed(
+            args[0], proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+        )
     return bytes(out)
-
-
-class GitCommandFailed(GitError):
-    """A git command exited non-zero; the message is its first error line."""
-
-    def __init__(self, command: str, status: int, stderr: str):
-        self.status, self.stderr = status, stderr
-        lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-        fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
-        super().__init__(f"git {command} failed: {(fatal or lines or [f'exit {status}'])[0]}")
 
 
 def object_id(kind: str, data: bytes) -> str:
@@ -105,7 +113,9 @@ class ObjectWriter:
             self.pending[sha] = (kind, data)
         return sha
 
-    def tree(self, entries: Mapping[str, tuple[str, str]], known: frozenset[str] = frozenset()) -> str:
+    def tree(
+        self, entries: Mapping[str, tuple[str, str]], known: frozenset[str] = frozenset()
+    ) -> str:
         return self.add("tree", tree_data(entries), known)
 
     def pack(self) -> bytes:
@@ -137,7 +147,9 @@ class ObjectWriter:
 def read_tree(repo: git.Repo, sha: str) -> TreeEntries:
     """The entries of a tree object."""
     data = repo.odb.stream(bytes.fromhex(sha)).read()
-    return {name: (f"{mode:o}", binsha.hex()) for binsha, mode, name in tree_entries_from_data(data)}
+    return {
+        name: (f"{mode:o}", binsha.hex()) for binsha, mode, name in tree_entries_from_data(data)
+    }
 
 
 def read_blob(repo: git.Repo, sha: str) -> bytes:
@@ -175,6 +187,6 @@ def update_ref(repo: git.Repo, ref: str, new: str, old: str | None, reason: str)
     try:
         run_git(repo, "update-ref", "-m", reason, ref, new, old or ZERO_SHA)
     except GitCommandFailed as exc:
-        if "but expected" in exc.stderr or "already exists" in exc.stderr:
+        if "cannot lock ref" in exc.stderr:
             raise RefMoved(f"{ref} moved while publishing") from None
         raise

@@ -308,10 +308,26 @@ def test_no_credentials_is_unauthorized(api_server: ApiServer) -> None:
         api.list("Node", "")
 
 
-def test_an_untrusted_server_certificate_is_refused(api_server: ApiServer) -> None:
+def test_an_untrusted_server_certificate_is_refused_at_once(api_server: ApiServer) -> None:
     other_ca = ApiServer().ca.cert_pem
     config = ClusterConfig(server=api_server.url, ca_pem=other_ca, token=TOKEN)
-    with KubeApi(config, sleep=lambda s: None) as api, pytest.raises(IncompleteReadError):
+    with KubeApi(config) as api, pytest.raises(KubeApiError) as caught:
+        api.list("Node", "")
+    assert caught.value.reason == "TLSError" and api.requests == 1  # not worth retrying
+    assert "(self-signed certificate in certificate chain)" in str(caught.value)
+
+
+def test_tls_server_name_is_what_the_certificate_is_checked_against(api_server: ApiServer) -> None:
+    ca = api_server.ca.cert_pem
+    named = ClusterConfig(
+        server=api_server.url, ca_pem=ca, token=TOKEN, tls_server_name="localhost"
+    )
+    with KubeApi(named) as api:
+        assert len(api.list("Node", "")) == 3
+    wrong = ClusterConfig(
+        server=api_server.url, ca_pem=ca, token=TOKEN, tls_server_name="k8s.other"
+    )
+    with KubeApi(wrong) as api, pytest.raises(KubeApiError, match="Hostname mismatch"):
         api.list("Node", "")
 
 
@@ -347,6 +363,28 @@ def test_decoding_pauses_the_gc_and_restores_it(monkeypatch: pytest.MonkeyPatch)
     assert gc.isenabled()
     decode_json(b"[]", pause_gc=False)
     assert seen[-1] is True
+
+
+@pytest.mark.parametrize("pause", [True, False])
+def test_list_pages_are_decoded_with_the_gc_paused(
+    pause: bool, token_config: ClusterConfig, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_secrets(store, 4)
+    during_decode: list[bool] = []
+    during_requests: list[bool] = []
+    real_loads = json.loads
+
+    def loads(body: bytes) -> Any:
+        during_decode.append(gc.isenabled())
+        return real_loads(body)
+
+    transport = HookTransport(token_config, lambda request: during_requests.append(gc.isenabled()))
+    with KubeApi(token_config, transport=transport, pause_gc=pause) as api:
+        api.resolve("Secret")
+        monkeypatch.setattr(json, "loads", loads)
+        assert len(api.list("Secret", "", limit=2)) == SECRETS + 4
+    assert during_decode == [not pause] * 3
+    assert all(during_requests) and gc.isenabled()  # only the decoding is paused
 
 
 def test_backoff_grows_with_jitter_and_is_bounded() -> None:

@@ -485,6 +485,52 @@ def test_exec_plugin_end_to_end_against_the_server(
     assert {r.user for r in api_server.requests} == {"oidc:alice"}
 
 
+CERT_PLUGIN = textwrap.dedent(
+    """\
+    import json, pathlib, sys
+    print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                      "status": {"clientCertificateData": pathlib.Path(sys.argv[1]).read_text(),
+                                 "clientKeyData": pathlib.Path(sys.argv[2]).read_text()}}))
+    """
+)
+
+
+def test_exec_plugin_client_certificate_against_the_server(
+    api_server: ApiServer, tmp_path: Path
+) -> None:
+    pair = api_server.client_cert("exec-cert-user", ("team-gpu",))
+    (tmp_path / "tls.crt").write_bytes(pair.cert_pem)
+    (tmp_path / "tls.key").write_bytes(pair.key_pem)
+    (tmp_path / "plugin.py").write_text(CERT_PLUGIN)
+    args = [str(tmp_path / "plugin.py"), str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")]
+    kubeconfig_path = write(
+        tmp_path / "kubeconfig",
+        kubeconfig(
+            {
+                "c": {
+                    "server": api_server.url,
+                    "certificate-authority-data": b64(api_server.ca.cert_pem),
+                }
+            },
+            {
+                "u": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1",
+                        "command": sys.executable,
+                        "args": args,
+                        "interactiveMode": "Never",
+                    }
+                }
+            },
+            {"x": {"cluster": "c", "user": "u"}},
+            "x",
+        ),
+    )
+    with KubeApi(load_cluster_config(kubeconfig_path)) as api:
+        assert len(api.list("Node", "")) == 3
+    assert {r.user for r in api_server.requests} == {"exec-cert-user"}
+
+
 def test_exec_failures_say_what_to_do_and_never_echo_output(plugin: Path) -> None:
     failing = exec_config(plugin, {"PLUGIN_FAIL": "1"})
     auth = ExecAuth(failing, ClusterConfig(server="https://x"))

@@ -1,0 +1,96 @@
+"""The rendered tree as Flux has it: source-controller's artifact of the GitRepository (a tar.gz).
+
+In the nightly CronJob there is no checkout and no git credential. source-controller serves the
+artifact of the revision it fetched at `status.artifact.url` (plain HTTP inside the cluster) and
+publishes its digest in `status.artifact.digest` (`sha256:<hex>`); the bytes are verified before
+anything is read. The tarball is read in memory: regular files only, no absolute or `..` paths,
+bounded in size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from audit.errors import AuditError, IncompleteReadError
+
+__all__ = ["MAX_ARTIFACT_BYTES", "artifact_of", "download_artifact", "read_tarball"]
+
+MAX_ARTIFACT_BYTES = 256 << 20
+"""A rendered branch is kilobytes; a quarter of a GiB is a broken or hostile server."""
+MAX_FILE_BYTES = 16 << 20
+
+
+def artifact_of(git_repository: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(url, digest, revision) of a GitRepository's current artifact."""
+    meta = git_repository.get("metadata") or {}
+    where = f"GitRepository {meta.get('namespace', '')}/{meta.get('name', '')}"
+    artifact = (git_repository.get("status") or {}).get("artifact") or {}
+    url, digest = str(artifact.get("url") or ""), str(artifact.get("digest") or "")
+    if not url:
+        raise IncompleteReadError(f"{where} has no artifact yet: is source-controller running?")
+    if not digest.startswith("sha256:"):
+        raise IncompleteReadError(f"{where}: artifact digest {digest!r} is not sha256")
+    return url, digest, str(artifact.get("revision") or "")
+
+
+def download_artifact(
+    url: str, digest: str, client: httpx.Client | None = None, timeout: float = 60.0
+) -> bytes:
+    """The artifact's bytes, verified against its digest; IncompleteReadError otherwise."""
+    own = client is None
+    http = client or httpx.Client(timeout=timeout, trust_env=False)
+    try:
+        with http.stream("GET", url) as response:
+            if response.status_code != 200:
+                raise IncompleteReadError(
+                    f"artifact {url}: HTTP {response.status_code}; is source-controller reachable "
+                    "from this pod (network policy)?"
+                )
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_ARTIFACT_BYTES:
+                    raise IncompleteReadError(f"artifact {url} is over {MAX_ARTIFACT_BYTES} bytes")
+                chunks.append(chunk)
+    except httpx.HTTPError as exc:
+        raise IncompleteReadError(
+            f"artifact {url}: {type(exc).__name__}; is source-controller reachable?"
+        ) from None
+    finally:
+        if own:
+            http.close()
+    data = b"".join(chunks)
+    got = "sha256:" + hashlib.sha256(data).hexdigest()
+    if got != digest:
+        raise IncompleteReadError(
+            f"artifact {url}: digest {got} does not match {digest}; rerun (it may have changed)"
+        )
+    return data
+
+
+def read_tarball(data: bytes) -> dict[str, bytes]:
+    """Regular files of a tar.gz, path -> bytes (unsafe or oversized members refused)."""
+    files: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                name = member.name.removeprefix("./")
+                if name.startswith("/") or ".." in name.split("/"):
+                    raise AuditError(f"artifact member {member.name!r} escapes the tree")
+                if member.size > MAX_FILE_BYTES:
+                    raise AuditError(f"artifact member {name} is over {MAX_FILE_BYTES} bytes")
+                stream = tar.extractfile(member)
+                if stream is not None:
+                    files[name] = stream.read()
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise IncompleteReadError(f"the artifact is not a readable tar.gz ({exc})") from None
+    return files
