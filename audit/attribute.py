@@ -87,9 +87,7 @@ def _child(node: Mapping[str, Any], seg: Segment) -> Any:
         return node.get(f"i:{seg}")
     if isinstance(seg, SetValue):
         want = seg.value
-        return next(
-            (v for k, v in node.items() if k.startswith("v:") and _parse(k) == want), None
-        )
+        return next((v for k, v in node.items() if k.startswith("v:") and _parse(k) == want), None)
     if isinstance(seg, Item):
         want_item = dict(seg.keys)
         return next(

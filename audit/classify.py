@@ -1,30 +1,48 @@
-"""Will the GitOps controller revert a finding, and when; does drift detection miss it; how bad is it.
+"""Will the GitOps controller revert a finding, and when; does drift detection miss it; how bad.
 
-Revert rules (drift-anchors §4.9, cozystack.md §1.5, §6.1-6.3, §7 items 17-19):
+Revert rules (drift-anchors §4.9; cozystack.md §1.5, §6.1-6.3, §7 items 17-19), first match wins:
 
-| controller | situation | revert | missed |
-|---|---|---|---|
-| any | the Kustomization/HelmRelease (or the object: `kustomize.toolkit.fluxcd.io/reconcile: disabled`, `ssa: Ignore|IfNotPresent`) is suspended or skipped | never (while so) | yes |
-| kustomize-controller | path matched by the Kustomization's `.spec.ignore` | never | yes |
-| kustomize-controller | object missing, or a field git declares modified/removed | next-reconcile (force SSA) | no |
-| kustomize-controller | field git does not declare, every owner a `kubectl*` manager (Update or Apply, main resource), `before-first-apply`, or kustomize-controller itself, object not `ssa: Merge` | next-reconcile (ownership takeover, then apply) | no |
-| kustomize-controller | field git does not declare, any other owner (Lens `node-fetch`, `OpenAPI-Generator`, `flux-client-side-apply`, operators) | never | yes |
-| helm-controller | release object whose HelmRelease has `driftDetection.mode: enabled` (not operator-generated, path not ignored, object not opted out) | next-reconcile for declared fields and missing objects | no |
-| helm-controller | mode `warn` | next-upgrade (reported, not corrected) | no |
-| helm-controller | mode `disabled` (the default; always for Cozystack operator-generated HelmReleases, which never set it), release applied `ssa` | next-upgrade of the release: a forced apply replaces declared fields, atomic lists whole | yes |
-| helm-controller | mode `disabled`, release applied `csa` (installed by Helm 3), custom resource | next-upgrade only if the next render changes the field (two-way merge of old and new manifest); never otherwise | yes |
-| helm-controller | field the chart does not render (added) | never (SSA and 3-way merges keep other managers' fields) | yes |
-| Cozystack operator | hand edit of a generated HelmRelease spec (other than `suspend`) | next-reconcile: the operator rewrites the spec (transient) | no |
-| none | orphans (`helm.sh/resource-policy: keep`), hand-applied objects, Node labels | never | yes |
+  controller            situation                                       revert          missed
+  any                   Kustomization/HelmRelease suspended; object     never (while)   yes
+                        `kustomize.toolkit.fluxcd.io/reconcile:
+                        disabled` or `ssa: Ignore|IfNotPresent`
+  kustomize-controller  path matched by the Kustomization's .spec.ignore  never         yes
+  kustomize-controller  object missing; a declared field modified or    next-reconcile  no
+                        removed (force server-side apply)
+  kustomize-controller  live-only field whose owners are all `kubectl*` next-reconcile  no
+                        (Update or Apply, main resource),
+                        `before-first-apply` or kustomize-controller,
+                        object not `ssa: Merge` (ownership takeover)
+  kustomize-controller  live-only field with any other owner (Lens      never           yes
+                        `node-fetch`, `OpenAPI-Generator`,
+                        `flux-client-side-apply`, operators)
+  helm-controller       driftDetection.mode enabled (not operator-      next-reconcile  no
+                        generated, path not ignored, object not opted
+                        out): declared fields, missing objects
+  helm-controller       mode warn: reported, not corrected              next-upgrade    no
+  helm-controller       mode disabled (the default; always on Cozystack next-upgrade    yes
+                        operator-generated HelmReleases), release
+                        applied `ssa`: the upgrade force-applies
+                        declared fields, atomic lists whole
+  helm-controller       mode disabled, release applied `csa` (installed next-upgrade if yes
+                        by Helm 3), custom resource: the upgrade is a   the render
+                        two-way merge of old and new manifests          changes, else
+                                                                        never
+  helm-controller       live-only field (the chart does not render it)  never           yes
+  Cozystack operator    hand edit of a generated HelmRelease spec       next-reconcile  no
+                        (not `suspend`): rewritten (transient)
+  none                  orphans, hand-applied objects, Node labels      never           yes
 
 Severity rules:
 
-| what | severity |
-|---|---|
-| GPU wiring paths (`GPU_PATHS`: permittedHostDevices, featureGates, mediatedDevicesConfiguration, gpu-operator variant and components, platform `gpu.*` and GPU bundle keys, ClusterPolicy sandbox/driver/device-plugin keys, GPU HelmRelease values), a VM asking for a device nothing permits, a missing or orphaned GPU object | high |
-| other paths of GPU objects that survive the next reconcile; unmanaged GPU objects; suspended GPU Flux objects; Node workload labels | medium |
-| everything else (labels, annotations, non-GPU objects, drift the next reconcile removes) | low |
-| live-only fields on objects without managedFields (cannot tell a default from an edit) | info |
+  high    GPU wiring paths (GPU_PATHS: permittedHostDevices, featureGates,
+          mediatedDevicesConfiguration, the gpu-operator Package's variant and components, the
+          platform's gpu.* and GPU bundle keys, ClusterPolicy operand keys, GPU HelmRelease values);
+          a VM asking for a device nothing permits; a missing or orphaned GPU object
+  medium  other paths of GPU objects that survive the next reconcile; unmanaged GPU objects;
+          suspended GPU or git-delivery Flux objects; Node workload labels
+  low     everything else: metadata, non-GPU objects, drift the next reconcile removes
+  info    live-only fields of objects without managedFields (a default cannot be told from an edit)
 """
 
 from __future__ import annotations
@@ -55,7 +73,8 @@ ControllerKind = Literal["kustomization", "helm-release", "operator", "none"]
 
 @dataclass(frozen=True)
 class IgnoreRule:
-    """A Flux ignore rule (HelmRelease `.spec.driftDetection.ignore[]`, Kustomization `.spec.ignore[]`)."""
+    """A Flux ignore rule: HelmRelease `.spec.driftDetection.ignore[]`, Kustomization
+    `.spec.ignore[]`."""
 
     paths: tuple[str, ...]
     target: dict[str, Any] = field(default_factory=dict)

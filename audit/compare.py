@@ -143,9 +143,7 @@ class _Differ:
                         self.emit(Change("added", seg, at, sub, None, lv))
         elif isinstance(d, list) and isinstance(l, list):
             self.walk_list(d, l, segs, ptr, fpath)
-        elif isinstance(d, dict | list) or isinstance(l, dict | list):
-            self.emit(Change("modified", segs, pointer(ptr), fpath, d, l))
-        elif not _same_scalar(d, l):
+        elif isinstance(d, dict | list) or isinstance(l, dict | list) or not _same_scalar(d, l):
             self.emit(Change("modified", segs, pointer(ptr), fpath, d, l))
 
     def walk_list(
@@ -175,7 +173,9 @@ class _Differ:
             for value, text in zip(d, cd, strict=True):
                 if text not in cl:
                     at = (*ptr, cd.index(text))
-                    self.emit(Change("removed", (*segs, SetValue(value)), pointer(at), items, value))
+                    self.emit(
+                        Change("removed", (*segs, SetValue(value)), pointer(at), items, value)
+                    )
             for index, (value, text) in enumerate(zip(l, cl, strict=True)):
                 if text not in cd:
                     seg = (*segs, SetValue(value))

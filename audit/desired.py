@@ -29,7 +29,7 @@ import yaml
 
 from audit.errors import AuditError
 from renderer.build import build_overlays
-from renderer.errors import GitError, ProfileError
+from renderer.errors import ProfileError
 from renderer.flat import KUSTOMIZATION_FILE, METADATA_FILE, Metadata
 from renderer.gitrepo import resolve, tree_files, write_files
 from renderer.objects import KubeObject
@@ -101,11 +101,6 @@ def _metadata(files: Mapping[str, bytes], cluster: str) -> Metadata | None:
     return Metadata.from_bytes(data) if data is not None else None
 
 
-def _tree(commit: git.Commit, cluster: str) -> dict[str, bytes]:
-    out = tree_files(commit, cluster)
-    return {p: b for p, b in out.items()}
-
-
 def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfile | None:
     """The cluster's profile at a commit (read leniently: provenance only needs its fields)."""
     files = tree_files(commit, f"clusters/{cluster}")
@@ -119,7 +114,9 @@ def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfil
             return None
 
 
-def _build_from_profiles(commit: git.Commit, cluster: str) -> tuple[list[KubeObject], LoadedProfile]:
+def _build_from_profiles(
+    commit: git.Commit, cluster: str
+) -> tuple[list[KubeObject], LoadedProfile]:
     files = tree_files(commit, f"clusters/{cluster}")
     if not files:
         raise AuditError(
@@ -173,10 +170,7 @@ def desired_from_repo(
 
     `ref` forces a build from the profiles at that ref (`--ref`).
     """
-    try:
-        head = resolve(repo, ref or "HEAD")
-    except GitError:
-        raise
+    head = resolve(repo, ref or "HEAD")
     notes: list[str] = []
     if ref is None:
         head_profile = profile_at(repo, head, cluster)
@@ -194,7 +188,7 @@ def desired_from_repo(
                         "(git fetch?)"
                     )
             if commit is not None:
-                files = _tree(commit, cluster)
+                files = tree_files(commit, cluster)
                 if files:
                     profile, more = _with_profile(repo, files, cluster, head)
                     return Desired(
@@ -210,7 +204,7 @@ def desired_from_repo(
             notes.append("no Flux Kustomization applying this cluster's folder was found")
         tip = _rendered_tip(repo, branch)
         if tip is not None:
-            files = _tree(tip, cluster)
+            files = tree_files(tip, cluster)
             if files:
                 profile, more = _with_profile(repo, files, cluster, head)
                 return Desired(

@@ -17,12 +17,16 @@ __all__ = [
     "FINDING_TYPES",
     "REVERTS",
     "SEVERITIES",
+    "Comparison",
     "Finding",
+    "FindingType",
     "Item",
     "Manager",
     "ObjectRef",
+    "Revert",
     "Segment",
     "SetValue",
+    "Severity",
     "Source",
     "pointer",
     "show_segments",
@@ -163,9 +167,6 @@ class Source:
         return f"{where} {self.field}"
 
 
-_UNSET: Any = object()
-
-
 @dataclass
 class Finding:
     """One reportable difference. `desired`/`live` hold plain JSON values (None when absent)."""
@@ -195,7 +196,7 @@ class Finding:
     """desired/live hold digests, and no message quotes them."""
 
     @property
-    def identity(self) -> tuple[object, ...]:
+    def identity(self) -> tuple[Any, ...]:
         """Same object, path, kind of difference and values: reported once across comparisons."""
         return (
             self.object.key,

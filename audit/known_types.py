@@ -463,7 +463,9 @@ DURATION_PATHS: dict[str, tuple[Pattern, ...]] = {
     "kustomize.toolkit.fluxcd.io": tuple(
         compile_pattern(p) for p in ("spec/interval", "spec/retryInterval", "spec/timeout")
     ),
-    "source.toolkit.fluxcd.io": tuple(compile_pattern(p) for p in ("spec/interval", "spec/timeout")),
+    "source.toolkit.fluxcd.io": tuple(
+        compile_pattern(p) for p in ("spec/interval", "spec/timeout")
+    ),
 }
 
 EMPTY_MAP_IS_A_VALUE = frozenset({"kubevirt.io"})

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import datetime as dt
 import re
 from collections.abc import Iterator
@@ -55,7 +56,7 @@ _UNITS = {
 
 
 def plain(value: Any) -> Any:
-    """A deep copy as JSON types: integral floats -> int, timestamps -> RFC 3339, bytes -> base64."""
+    """A deep copy as JSON: integral floats -> int, timestamps -> RFC 3339, bytes -> base64."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -146,10 +147,8 @@ def _secret(obj: KubeObject) -> None:
     data = dict(data) if isinstance(data, dict) else {}
     for key, value in data.items():
         if isinstance(value, str):
-            try:
+            with contextlib.suppress(binascii.Error, ValueError):
                 data[key] = base64.b64encode(base64.b64decode(value, validate=True)).decode()
-            except (binascii.Error, ValueError):
-                pass
     string_data = obj.pop("stringData", None)
     if isinstance(string_data, dict):
         for key, value in string_data.items():
@@ -168,18 +167,20 @@ def _drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
         for box in ("containers", "initContainers"):
             for container, key in list(select(obj, compile_pattern(f"{root}/{box}/*"))):
                 item = container[key]
-                if isinstance(item, dict) and isinstance(item.get("image"), str):
-                    if item.get("imagePullPolicy") == _image_pull_policy(item["image"]):
-                        del item["imagePullPolicy"]
+                if (
+                    isinstance(item, dict)
+                    and isinstance(item.get("image"), str)
+                    and item.get("imagePullPolicy") == _image_pull_policy(item["image"])
+                ):
+                    del item["imagePullPolicy"]
 
 
 def _typed_values(obj: KubeObject, group: str) -> None:
     for pattern in QUANTITY_PATHS:
         for container, key in list(select(obj, pattern)):
-            try:
+            # not a quantity after all: compared as written
+            with contextlib.suppress(QuantityError):
                 container[key] = canonical_quantity(container[key])
-            except QuantityError:
-                pass  # not a quantity after all: compared as written
     for pattern in DURATION_PATHS.get(group, ()):
         for container, key in list(select(obj, pattern)):
             if isinstance(container[key], str):

@@ -70,7 +70,10 @@ def _kubevirt(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Sou
     if fp[:4] == (*base, "developerConfiguration", "featureGates"):
         if ctx.platform == "flux":
             src = ctx.source(("spec", "kubevirt", "featureGates"))
-            return src, f"list the feature gates in spec.kubevirt.featureGates of {src.file}; {cons}"
+            return (
+                src,
+                f"list the feature gates in spec.kubevirt.featureGates of {src.file}; {cons}",
+            )
         src = ctx.source(("spec", "variant"))
         return src, (
             "on Cozystack the kubevirt chart writes the gate list (HostDevices when "
@@ -132,8 +135,7 @@ def _package(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Sour
             src = ctx.source(field)
             return src, f"set it through {'.'.join(field)} of {src.file}; {cons}"
     if name == "cozystack.cozystack-platform" and fp[:4] == _PLATFORM_VALUES:
-        field = ".".join(fp).replace(".*", "[]")
-        src = Source(ctx.platform_file, field)
+        src = Source(ctx.platform_file, ".".join(fp).replace(".*", "[]"))
         return src, f"set {'.'.join(values) or 'it'} in {src.file}; {cons}"
     return None
 
@@ -171,9 +173,7 @@ _HELMRELEASE = (
 )
 
 
-def _helmrelease(
-    f: Finding, ctx: ProfileContext, fp: tuple[str, ...]
-) -> tuple[Source, str] | None:
+def _helmrelease(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Source, str] | None:
     name = f.object.name
     if f.type == "suspended":
         return None

@@ -48,7 +48,7 @@ def parse_quantity(value: object) -> Fraction:
         raise QuantityError(f"{value!r} is not a quantity")
     number = Fraction(Decimal(match["number"]))
     if match["binary"]:
-        return number * 1024 ** _BINARY[match["binary"]]
+        return number * Fraction(1024 ** _BINARY[match["binary"]])
     if match["exp"] is not None:
         exp = int(match["exp"])
         if abs(exp) > _MAX_EXPONENT:

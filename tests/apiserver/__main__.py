@@ -2,15 +2,15 @@
 
     python -m tests.apiserver [--objects DIR] [--reference DIR] [--bulk N]
 
-
-Prints the URL and writes a kubeconfig (token auth) to ./apiserver.kubeconfig, then serves until
-interrupted. `--bulk N` adds N ConfigMaps in namespace `bulk` (for list benchmarks).
+Prints the URL and writes a kubeconfig (token auth) to $TMPDIR/apiserver.kubeconfig, then serves
+until interrupted. `--bulk N` adds N ConfigMaps in namespace `bulk` (for list benchmarks).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--objects", type=Path)
     parser.add_argument("--reference", type=Path)
     parser.add_argument("--bulk", type=int, default=0)
-    parser.add_argument("--kubeconfig", type=Path, default=Path("apiserver.kubeconfig"))
+    parser.add_argument(
+        "--kubeconfig", type=Path, default=Path(tempfile.gettempdir(), "apiserver.kubeconfig")
+    )
     args = parser.parse_args(argv)
     store = Store()
     if args.reference:

@@ -18,7 +18,7 @@ import yaml
 
 from audit.errors import KubeConfigError
 from audit.kube_api import KubeApi
-from audit.kube_auth import ExecAuth, TokenFileAuth, build_auth
+from audit.kube_auth import ExecAuth, TokenFileAuth, build_auth, build_ssl_context
 from audit.kubeconfig import (
     ClusterConfig,
     ExecConfig,
@@ -27,7 +27,7 @@ from audit.kubeconfig import (
     load_in_cluster_config,
     merge_kubeconfigs,
 )
-from tests.apiserver import ApiServer
+from tests.apiserver import ApiServer, CertificateAuthority
 from tests.audit.conftest import TOKEN
 
 KUBECTL = shutil.which("kubectl")
@@ -604,3 +604,18 @@ def test_token_wins_over_token_file_and_exec(tmp_path: Path) -> None:
     assert config.token_file is None
     auth = build_auth(config)
     assert auth is not None and request_via(auth) == ["Bearer inline"]
+
+
+def test_unusable_ca_or_client_key_is_a_config_error() -> None:
+    with pytest.raises(KubeConfigError, match="certificate authority is not a PEM certificate"):
+        build_ssl_context(ClusterConfig(server="https://x", source="kubeconfig k", ca_pem=CA_PEM))
+    ca = CertificateAuthority()
+    one, other = ca.issue_client("a"), ca.issue_client("b")
+    config = ClusterConfig(
+        server="https://x", client_cert_pem=one.cert_pem, client_key_pem=other.key_pem
+    )
+    with pytest.raises(
+        KubeConfigError, match="check that they are PEM and belong together"
+    ) as caught:
+        build_ssl_context(config)
+    assert "PRIVATE KEY" not in str(caught.value)
