@@ -6,7 +6,8 @@
 - `kubectl.kubernetes.io/last-applied-configuration` is removed (it can hold a whole Secret);
 - Secret `stringData` is folded into base64 `data`, as the API server does on write;
 - values equal to an API default are removed (known_types.DEFAULTS), so explicit and implied
-  defaults read alike; `imagePullPolicy` is defaulted from the image tag;
+  defaults read alike; `imagePullPolicy` is defaulted from the image tag; the platform Package's
+  values equal to the platform chart's defaults likewise (renderer.cozystack.CHART_DEFAULTS);
 - quantities at quantity paths become one spelling (`1073741824` and `1024Mi` -> `1Gi`), Flux
   durations likewise (`10m` = `600s`);
 - integral floats become ints (YAML `1.0`), YAML timestamps become RFC 3339 strings;
@@ -39,6 +40,8 @@ from audit.known_types import (
     compile_pattern,
 )
 from audit.quantity import QuantityError, canonical_quantity
+from renderer.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
+from renderer.cozystack import PLATFORM_PACKAGE as PLATFORM
 from renderer.objects import KubeObject
 
 __all__ = ["canonical_duration", "normalize", "plain", "select"]
@@ -175,6 +178,31 @@ def _drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
                     del item["imagePullPolicy"]
 
 
+_PLATFORM_VALUES = ("spec", "components", "platform", "values")
+
+
+def _drop_chart_defaults(values: Any, defaults: Any) -> None:
+    """Remove platform values equal to the chart's own defaults (Helm coalescing makes an explicit
+    default and an absent key the same input to the chart)."""
+    if not isinstance(values, dict) or not isinstance(defaults, dict):
+        return
+    for key in list(values):
+        if key not in defaults:
+            continue
+        value, default = values[key], defaults[key]
+        if isinstance(value, dict) and isinstance(default, dict):
+            _drop_chart_defaults(value, default)
+        elif value == default and type(value) is type(default):
+            del values[key]
+
+
+def _platform_package(obj: KubeObject) -> None:
+    node: Any = obj
+    for key in _PLATFORM_VALUES:
+        node = node.get(key) if isinstance(node, dict) else None
+    _drop_chart_defaults(node, PLATFORM_CHART_DEFAULTS)
+
+
 def _typed_values(obj: KubeObject, group: str) -> None:
     for pattern in QUANTITY_PATHS:
         for container, key in list(select(obj, pattern)):
@@ -220,6 +248,8 @@ def normalize(obj: KubeObject) -> KubeObject:
     if group == "" and kind == "Secret":
         _secret(out)
     _drop_defaults(out, group, kind)
+    if (group, kind) == ("cozystack.io", "Package") and meta and meta.get("name") == PLATFORM:
+        _platform_package(out)
     _typed_values(out, group)
     pruned: KubeObject = _prune(out, group in EMPTY_MAP_IS_A_VALUE)
     return pruned

@@ -391,6 +391,18 @@ class _Audit:
                 self.live.problems.append(str(exc))
                 continue
             self.releases[(release.namespace, release.name)] = release
+        if self.ctx.platform == "cozystack":
+            for where in (("cozy-system", "cozystack-platform"), ("cozy-kubevirt", "kubevirt")):
+                if where not in self.releases:
+                    self.notes.append(
+                        f"no deployed release {where[0]}/{where[1]} was found: its objects were "
+                        "compared with the profile only"
+                        + (
+                            "; Packages left by helm.sh/resource-policy: keep cannot be told"
+                            if where[1] == "cozystack-platform"
+                            else ""
+                        )
+                    )
 
     def compare_releases(self) -> None:
         for where, release in sorted(self.releases.items()):
@@ -852,7 +864,7 @@ def _message(finding: Finding, what: str, why: str) -> str:
     if finding.type == "modified" and not finding.managers:
         verb += " (no managedFields entry owns it: unattributable)"
     details = f": {'; '.join(finding.details)}" if finding.details else ""
-    return f"{what}{verb}{details}. {why[:1].upper()}{why[1:]}." if why else f"{verb}{details}."
+    return f"{what}{verb}{details}; {why}." if why else f"{what}{verb}{details}."
 
 
 def _dedup(findings: list[Finding]) -> list[Finding]:

@@ -10,18 +10,20 @@ from pathlib import Path
 
 from audit.errors import AuditError
 from gpu_gitops import __version__
+from gpu_gitops.cli_audit import register as register_audit
 from gpu_gitops.cli_pr import register as register_pr
 from gpu_gitops.cli_publish import register as register_publish
 from gpu_gitops.commands import Command, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from gpu_gitops.demo import run_demo
 from renderer.build import build_dir, build_overlays
+from renderer.crds import CRDFileError, Registry, namespace_kind
 from renderer.errors import Problem, ProfileError, RenderError
 from renderer.model import GPUProfile
 from renderer.profile import PROFILE_FILE, check_cluster_name
 from renderer.render import label_commands, render_profiles
 from renderer.schema import json_schema
-from renderer.validate import check_clusters
+from renderer.validate import Checked, check_clusters
 from renderer.write import stale_files, write_dirs
 from renderer.yaml_io import load_all
 
@@ -46,8 +48,35 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     for name, path in sorted(present.items()):
         build_dir(path)
         console.say(f"overlays/{name}: builds")
+    if args.crds:
+        _check_schemas(args.crds, checked, console)
     console.say(f"{len(checked.profiles)} profile(s) valid, {len(checked.warnings)} warning(s)")
     return 0
+
+
+def _check_schemas(folder: Path, checked: Checked, console: Console) -> None:
+    """Built output of every cluster against the CRDs in `folder`; ProfileError on a mismatch."""
+    files = sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    if not files:
+        raise ProfileError([Problem(str(folder), 0, "", "no CRD files (.yaml, .yml, .json) here")])
+    try:
+        registry = Registry.from_files(files, extra=[namespace_kind()], strict=False)
+    except CRDFileError as exc:
+        raise ProfileError([Problem(str(folder), 0, "--crds", str(exc))]) from None
+    built = build_overlays(render_profiles(checked.profiles).overlays)
+    problems: list[Problem] = []
+    unchecked: set[str] = set()
+    for name, text in built.items():
+        for obj in load_all(text):
+            if (obj.get("apiVersion"), obj.get("kind")) not in registry.kinds:
+                unchecked.add(f"{obj.get('kind')} ({obj.get('apiVersion')})")
+                continue
+            problems += [Problem(f"overlays/{name}", 0, "", e) for e in registry.errors(obj)]
+    if problems:
+        raise ProfileError(problems)
+    if unchecked:
+        console.say(f"no CRD in {folder} for: {', '.join(sorted(unchecked))}; not schema-checked")
+    console.say(f"built output of {len(built)} cluster(s) matches the CRDs in {folder}")
 
 
 def _cluster_of(repo: Path, raw: str) -> str:
@@ -134,10 +163,17 @@ def _parser() -> argparse.ArgumentParser:
         """
 gpu-gitops validate
 gpu-gitops validate clusters/ams1
-gpu-gitops validate clusters/ams1/gpu-profile.yaml""",
+gpu-gitops validate clusters/ams1/gpu-profile.yaml
+gpu-gitops validate --crds crds/    # CRD files of the cluster (kubectl get crd -o yaml)""",
     )
     p.add_argument(
         "paths", nargs="*", metavar="PATH", help="cluster folders or profile files (default: all)"
+    )
+    p.add_argument(
+        "--crds",
+        type=Path,
+        metavar="DIR",
+        help="also check the built output against the CRD files in DIR (schema, unknown fields)",
     )
     add_repo_arg(p)
     p = add_command(
@@ -188,6 +224,7 @@ gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
         "gpu-gitops demo",
     )
     # Commands defined in their own modules register here, one line each.
+    register_audit(sub)
     register_pr(sub)
     register_publish(sub)
     return parser
@@ -213,7 +250,8 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
         if args.debug:
             raise
         console.problem(
-            f"gpu-gitops: error: internal error ({type(exc).__name__}: {exc}); "
+            f"gpu-gitops: error: internal error ({type(exc).__name__}: "
+            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}); "
             "rerun with --debug and report it"
         )
         return 2

@@ -153,9 +153,18 @@ class Flux:
         "driftDetection.mode of the HelmReleases this tool emits.", default="enabled"
     )
     url: str | None = spec(
-        "GitRepository URL of the rendered branch (default: origin).", default=None
+        "GitRepository URL of the rendered branch (default: origin).",
+        default=None,
+        pattern=r"(https?|ssh)://\S+",
+        hint="is not a URL Flux can pull: write https://host/path or ssh://git@host/path "
+        '(Flux does not take the scp-like "git@host:path")',
     )
-    secret_ref: str | None = spec("Secret with git credentials.", default=None)
+    secret_ref: str | None = spec(
+        "Secret with git credentials, in Flux's namespace.",
+        default=None,
+        pattern=DNS_SUBDOMAIN,
+        hint="is not a valid Secret name (DNS-1123 subdomain)",
+    )
     branch: str = spec("Rendered branch.", default="rendered")
 
 

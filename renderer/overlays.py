@@ -77,15 +77,13 @@ def _ops(source: str, ops: list[tuple[str, str, Any]]) -> str:
 
 def _platform_ops(lp: LoadedProfile) -> list[tuple[str, str, Any]]:
     """The platform Package as it is today, then the GPU keys the profile sets."""
+    # platform.yaml's shape (mappings where mappings belong) was checked when it was loaded.
     today: dict[str, Any] = copy.deepcopy(lp.platform.obj) if lp.platform else {}
-    spec: dict[str, Any] = today.get("spec") or {}
-    values = spec.setdefault("components", {}).setdefault("platform", {})
-    values = values.setdefault("values", {}) if isinstance(values, dict) else {}
+    spec: dict[str, Any] = today.setdefault("spec", {})
+    values = spec.setdefault("components", {}).setdefault("platform", {}).setdefault("values", {})
     gpu = platform_gpu_values(lp.profile.spec, effective_values(values, spec.get("variant")))
     # JSON 6902 `add` needs the parents of each GPU key to exist.
-    bundles = values.setdefault("bundles", {})
-    if not isinstance(bundles.get("iaas"), dict):
-        bundles["iaas"] = {}
+    values.setdefault("bundles", {}).setdefault("iaas", {})
     ops: list[tuple[str, str, Any]] = []
     meta = today.get("metadata") or {}
     for key in ("labels", "annotations"):

@@ -287,3 +287,46 @@ def test_internal_error_raises_with_debug(repo, monkeypatch):
     monkeypatch.setattr(cli, "render_profiles", _boom)
     with pytest.raises(RuntimeError, match=r"^boom$"):
         main(["--debug", "render", "--repo", str(repo)], Console(io.StringIO(), io.StringIO()))
+
+
+# --- validate --crds ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def crd_dir(tmp_path: Path, reference_dir: Path) -> Path:
+    """The CRDs of the kinds the examples emit, as a user would dump them into a folder."""
+    folder = tmp_path / "crds"
+    folder.mkdir()
+    for rel in (
+        "cozystack/internal/crdinstall/manifests/cozystack.io_packages.yaml",
+        "helm-controller/config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml",
+        "cozystack/internal/fluxinstall/manifests/fluxcd.yaml",
+    ):
+        shutil.copy(reference_dir / rel, folder)
+    operator = reference_dir / "cozystack/packages/system/kubevirt-operator/templates"
+    text = (operator / "kubevirt-operator.yaml").read_text(encoding="utf-8")
+    (folder / "kubevirt.yaml").write_text("\n".join(text.splitlines()[:6910]) + "\n")
+    return folder
+
+
+def test_validate_crds_accepts_the_examples(repo, crd_dir):
+    code, _, err = run(repo, "validate", "--crds", str(crd_dir))
+    assert code == 0, err
+    assert f"built output of 6 cluster(s) matches the CRDs in {crd_dir}\n" in err
+
+
+def test_validate_crds_reports_a_field_the_crd_does_not_declare(repo, crd_dir):
+    path = crd_dir / "cozystack.io_packages.yaml"
+    text = path.read_text(encoding="utf-8")
+    # A CRD whose Package spec no longer declares `components`: the server would prune it.
+    path.write_text(text.replace("              components:\n", "              componentz:\n", 1))
+    code, out, err = run(repo, "validate", "--crds", str(crd_dir))
+    assert code == 2 and out == ""
+    assert "overlays/ams1: error: Package/cozystack.cozystack-platform: /spec: Additional " in err
+
+
+def test_validate_crds_names_a_file_that_is_not_yaml(repo, crd_dir):
+    (crd_dir / "broken.yaml").write_text("a: [1\n")
+    code, _, err = run(repo, "validate", "--crds", str(crd_dir))
+    assert code == 2
+    assert err.endswith("broken.yaml:2: not a YAML file of CRDs (did not find expected ',' or ']')\n")

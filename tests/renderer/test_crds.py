@@ -1,6 +1,6 @@
 """Everything the renderer builds, checked against the real CRDs in ../shared/reference.
 
-The validator (crdschema.py) is stricter than an API server on purpose: what a server would prune
+The validator (renderer/crds.py) is stricter than an API server on purpose: what a server would prune
 silently (unknown fields, nulls, status) is an error here. The JSON Schema the package ships for
 profiles must accept every example profile.
 """
@@ -23,7 +23,7 @@ from renderer.model import GPUProfile
 from renderer.render import render_profiles
 from renderer.schema import json_schema
 from renderer.validate import check_clusters
-from tests.renderer.crdschema import Registry, namespace_kind
+from renderer.crds import Registry, namespace_kind
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = {
@@ -304,4 +304,4 @@ def test_unknown_cel_rule_is_an_error(registry: Registry) -> None:
         {"rule": "self.interval != '1s'", "message": "no"}
     )
     changed = dataclasses.replace(kind, openapi=openapi, _validator=None)
-    assert any("not in crdschema.CEL_RULES" in e for e in changed.errors(HELM_RELEASE))
+    assert any("not in renderer.crds.CEL_RULES" in e for e in changed.errors(HELM_RELEASE))

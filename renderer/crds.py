@@ -1,4 +1,4 @@
-"""A strict validator for objects against real CustomResourceDefinitions (tests only).
+"""A strict validator for objects against real CustomResourceDefinitions (`validate --crds DIR`).
 
 An API server validates a custom object against its CRD's openAPIV3Schema but first *prunes* what
 the schema does not declare: an unknown field, a misspelt key, a null in a non-nullable field or a
@@ -11,7 +11,8 @@ this validator turns each of those into an error. It translates openAPIV3Schema 
 - `x-kubernetes-int-or-string: true` accepts an integer or a string, `nullable: true` also null;
 - `format: int32`/`int64` bound the integer; `x-kubernetes-list-type: set|map` reject duplicates;
 - `x-kubernetes-validations` (CEL) are evaluated from a table of the rules these CRDs use; a rule
-  not in the table is an error until someone adds it, never silently skipped;
+  not in the table is an error in strict mode (the tests: someone must add it) and is counted as
+  not evaluated otherwise (a user's newer CRDs must not fail validation);
 - `metadata` is checked as ObjectMeta: name, namespace by scope, labels and annotations only.
 """
 
@@ -27,6 +28,7 @@ import yaml
 
 __all__ = [
     "CEL_RULES",
+    "CRDFileError",
     "Kind",
     "Registry",
     "namespace_kind",
@@ -168,17 +170,21 @@ def _cel(
     for rule in rules:
         check = CEL_RULES.get(rule["rule"])
         if check is None:
-            yield jsonschema.ValidationError(
-                f"CEL rule {rule['rule']!r} is not in crdschema.CEL_RULES: add it"
-            )
+            if validator.STRICT_CEL:
+                yield jsonschema.ValidationError(
+                    f"CEL rule {rule['rule']!r} is not in renderer.crds.CEL_RULES: add it"
+                )
         elif not check(instance):
             yield jsonschema.ValidationError(f"{rule.get('message', 'CEL rule')} ({rule['rule']})")
 
 
-_Validator = jsonschema.validators.extend(
+_STRICT = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     {"x-kubernetes-list-type": _list_type, "x-kubernetes-validations": _cel},
 )
+_STRICT.STRICT_CEL = True
+_LENIENT = jsonschema.validators.extend(_STRICT, {})
+_LENIENT.STRICT_CEL = False
 
 
 @dataclass
@@ -192,6 +198,8 @@ class Kind:
     openapi: dict[str, Any] = field(repr=False)
     has_status_subresource: bool = False
     name_pattern: str = _DNS_SUBDOMAIN
+    strict: bool = True
+    """Unknown CEL rules are errors (tests) rather than left unevaluated (users' CRDs)."""
     _validator: Any = field(default=None, repr=False)
 
     def schema(self) -> dict[str, Any]:
@@ -209,8 +217,9 @@ class Kind:
     def errors(self, obj: Any) -> list[str]:
         if self._validator is None:
             schema = self.schema()
-            _Validator.check_schema(schema)
-            self._validator = _Validator(schema)
+            cls = _STRICT if self.strict else _LENIENT
+            cls.check_schema(schema)
+            self._validator = cls(schema)
         found = sorted(
             self._validator.iter_errors(obj), key=lambda e: [str(p) for p in e.absolute_path]
         )
@@ -241,6 +250,10 @@ def namespace_kind() -> Kind:
     return Kind("v1", "Namespace", False, "built-in", openapi, True, _DNS_LABEL)
 
 
+class CRDFileError(ValueError):
+    """A file in the CRD folder cannot be read as YAML."""
+
+
 class Registry:
     """Schemas by (apiVersion, kind), read from CRD files; the first file naming a kind wins."""
 
@@ -250,14 +263,22 @@ class Registry:
             self.kinds.setdefault((kind.api_version, kind.kind), kind)
 
     @classmethod
-    def from_files(cls, paths: Iterable[Path], extra: Iterable[Kind] = ()) -> Registry:
+    def from_files(
+        cls, paths: Iterable[Path], extra: Iterable[Kind] = (), *, strict: bool = True
+    ) -> Registry:
         kinds = list(extra)
         for path in paths:
-            with path.open(encoding="utf-8") as fh:
-                docs = list(yaml.load_all(fh, Loader=_LOADER))
+            try:
+                with path.open(encoding="utf-8") as fh:
+                    docs = list(yaml.load_all(fh, Loader=_LOADER))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f"{path}:{mark.line + 1}" if mark else str(path)
+                reason = str(getattr(exc, "problem", None) or exc).splitlines()[0]
+                raise CRDFileError(f"{where}: not a YAML file of CRDs ({reason})") from None
             for doc in docs:
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                    kinds += crd_kinds(doc, path.name)
+                    kinds += crd_kinds(doc, path.name, strict=strict)
         return cls(kinds)
 
     def errors(self, obj: Any) -> list[str]:
@@ -272,7 +293,7 @@ class Registry:
         return [f"{name}: {e}" for e in kind.errors(obj)]
 
 
-def crd_kinds(crd: dict[str, Any], source: str) -> list[Kind]:
+def crd_kinds(crd: dict[str, Any], source: str, *, strict: bool = True) -> list[Kind]:
     """The served, not deprecated versions of a CRD."""
     spec = crd["spec"]
     group, kind = spec["group"], spec["names"]["kind"]
@@ -288,6 +309,7 @@ def crd_kinds(crd: dict[str, Any], source: str) -> list[Kind]:
                 source=source,
                 openapi=version["schema"]["openAPIV3Schema"],
                 has_status_subresource="status" in (version.get("subresources") or {}),
+                strict=strict,
             )
         )
     return out

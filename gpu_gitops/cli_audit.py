@@ -1,0 +1,104 @@
+"""`gpu-gitops audit`: compare a live cluster (or a snapshot folder) with git and report drift.
+
+Exit codes (DESIGN §6): 0 clean, 1 drift found, 2 bad input or an incomplete audit (a read that
+failed is never reported as clean; the report is still printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import git
+
+from audit.errors import AuditError
+from audit.kube_api import KubeApi
+from audit.kubeconfig import load_cluster_config, load_in_cluster_config
+from audit.live import ApiReader, Live, SnapshotReader
+from audit.report import FORMATS, render_report
+from audit.run import audit_cluster
+from audit.snapshot import load_snapshot
+from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.console import Console
+from renderer.gitrepo import open_repo
+from renderer.profile import check_cluster_name
+
+__all__ = ["cmd_audit", "register"]
+
+
+def _repo(args: argparse.Namespace) -> git.Repo | None:
+    if args.in_cluster:
+        return None
+    try:
+        return open_repo(args.repo)
+    except Exception:
+        if args.snapshot is not None:
+            raise
+        raise AuditError(
+            f"{args.repo} is not a git checkout: pass --repo DIR, or --in-cluster to read the "
+            "rendered branch from Flux's source-controller"
+        ) from None
+
+
+def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+    check_cluster_name(args.cluster)
+    if args.snapshot is not None and (args.kubeconfig or args.context or args.in_cluster):
+        raise AuditError(
+            "--snapshot reads a folder: leave out --kubeconfig, --context, --in-cluster"
+        )
+    if args.snapshot is not None and args.in_cluster:
+        raise AuditError("--in-cluster needs the API server; a snapshot has no artifact to fetch")
+    repo = _repo(args)
+    if args.snapshot is not None:
+        live = Live(SnapshotReader(load_snapshot(args.snapshot)))
+        result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
+    else:
+        if args.in_cluster and not args.kubeconfig:
+            config = load_in_cluster_config()
+        else:
+            config = load_cluster_config(args.kubeconfig, args.context)
+        for warning in config.warnings:
+            console.problem(f"gpu-gitops: warning: {warning}")
+        with KubeApi(config) as api:
+            live = Live(ApiReader(api))
+            result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
+    console.data(render_report(result, args.output))
+    if not result.complete:
+        console.problem(
+            f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
+            f"{len(result.problems)} read(s) failed"
+        )
+    return result.exit_code
+
+
+def register(sub: Subparsers) -> None:
+    p = add_command(
+        sub,
+        "audit",
+        cmd_audit,
+        "Compare a live cluster with git: who changed what, and will anything revert it.",
+        """
+gpu-gitops audit --cluster ams1                          # current kubeconfig context
+gpu-gitops audit --cluster ams1 --context ams1-admin -o json
+gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl get -o yaml
+gpu-gitops audit --cluster ams1 --in-cluster -o prometheus   # the nightly CronJob
+exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
+    )
+    p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
+    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
+    p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+    p.add_argument(
+        "--snapshot", type=Path, metavar="DIR", help="audit a folder of kubectl get -o yaml dumps"
+    )
+    p.add_argument(
+        "--in-cluster",
+        action="store_true",
+        help="service-account credentials; desired state from Flux's artifact (no checkout)",
+    )
+    p.add_argument(
+        "--ref",
+        metavar="REF",
+        help="audit against the profiles at REF, built in memory (default: what Flux applied)",
+    )
+    p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
+    add_repo_arg(p)
