@@ -1,1 +1,1 @@
-"""Drift auditor: live state + desired state -> normalize -> compare -> attribute -> classify -> report."""
+"""Drift auditor: live + desired -> normalize -> compare -> attribute -> classify -> report."""

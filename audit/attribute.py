@@ -23,7 +23,7 @@ from typing import Any
 from audit.findings import Item, Manager, Segment, SetValue
 from renderer.objects import KubeObject
 
-__all__ = ["Attribution", "ManagedEntry", "attribute", "managed_entries"]
+__all__ = ["Attribution", "ManagedEntry", "attribute", "managed_entries", "owned_fields"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +135,19 @@ def attribute(
     if subtree:
         owners += [e for e in below if e not in owners]
     return Attribution(tuple(owners), bool(entries))
+
+
+def owned_fields(fields: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The struct fields an entry owns, as field-name paths (list items: their list's path)."""
+    out: list[tuple[str, ...]] = []
+    for key, node in fields.items():
+        if not key.startswith("f:"):
+            if key != "." and prefix and prefix not in out:
+                out.append(prefix)  # an owned item or value of the list at `prefix`
+            continue
+        path = (*prefix, key[2:])
+        if not isinstance(node, dict) or not node or ("." in node and len(node) == 1):
+            out.append(path)
+        else:
+            out += [p for p in owned_fields(node, path) if p not in out]
+    return out

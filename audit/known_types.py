@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -40,7 +40,7 @@ def compile_pattern(text: str) -> Pattern:
     return tuple(text.strip("/").split("/")) if text else ()
 
 
-@cache
+@lru_cache(maxsize=1 << 16)
 def matches(pattern: Pattern, path: tuple[str, ...]) -> bool:
     """Glob match of a field path against a pattern (`*` one segment, `**` any number)."""
     if not pattern:

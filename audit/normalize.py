@@ -38,6 +38,7 @@ from audit.known_types import (
     SERVER_METADATA,
     Pattern,
     compile_pattern,
+    matches,
 )
 from audit.quantity import QuantityError, canonical_quantity
 from renderer.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
@@ -203,12 +204,27 @@ def _platform_package(obj: KubeObject) -> None:
     _drop_chart_defaults(node, PLATFORM_CHART_DEFAULTS)
 
 
-def _typed_values(obj: KubeObject, group: str) -> None:
-    for pattern in QUANTITY_PATHS:
-        for container, key in list(select(obj, pattern)):
+_QUANTITY_TAILS = frozenset(p[-2] if p[-1] == "*" else p[-1] for p in QUANTITY_PATHS)
+"""Last literal segment of each quantity path: a cheap filter before the glob match."""
+
+
+def _quantities(node: Any, fpath: tuple[str, ...]) -> None:
+    """One walk of the tree, canonicalizing every scalar at a quantity path."""
+    items: Any = node.items() if isinstance(node, dict) else enumerate(node)
+    for key, value in items:
+        sub = (*fpath, key if isinstance(key, str) else "*")
+        if isinstance(value, dict | list):
+            _quantities(value, sub)
+        elif (sub[-1] in _QUANTITY_TAILS or (len(sub) > 1 and sub[-2] in _QUANTITY_TAILS)) and any(
+            matches(p, sub) for p in QUANTITY_PATHS
+        ):
             # not a quantity after all: compared as written
             with contextlib.suppress(QuantityError):
-                container[key] = canonical_quantity(container[key])
+                node[key] = canonical_quantity(value)
+
+
+def _typed_values(obj: KubeObject, group: str) -> None:
+    _quantities(obj, ())
     for pattern in DURATION_PATHS.get(group, ()):
         for container, key in list(select(obj, pattern)):
             if isinstance(container[key], str):

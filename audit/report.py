@@ -136,8 +136,6 @@ def render_text(result: AuditResult) -> str:
             if f.type in ("modified", "added", "removed") and not f.details:
                 lines.append(f"    desired: {_short(f.desired)}")
                 lines.append(f"    live:    {_short(f.live)}")
-            for detail in f.details:
-                lines.append(f"    - {detail}")
             if f.managers:
                 lines.append(f"    written by: {', '.join(str(m) for m in f.managers)}")
             elif f.type in ("modified", "added"):

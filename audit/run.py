@@ -30,7 +30,7 @@ import git
 import httpx
 
 from audit.artifact import artifact_of, download_artifact, read_tarball
-from audit.attribute import ManagedEntry, attribute, managed_entries
+from audit.attribute import ManagedEntry, attribute, managed_entries, owned_fields
 from audit.classify import Controller, IgnoreRule, classify, is_gpu_object, severity_of
 from audit.compare import Change, compare_objects
 from audit.desired import Desired, desired_from_files, desired_from_repo, parse_revision
@@ -55,6 +55,8 @@ from audit.wiring import (
     permitted_resources,
     platform_package,
 )
+from renderer.audit_rbac import helm_secret_namespaces
+from renderer.cozystack import GPU_OPERATOR
 from renderer.objects import KubeObject, ObjectKey, key_of
 
 __all__ = [
@@ -227,6 +229,8 @@ class _Audit:
         self.notes: list[str] = list(desired.notes)
         self.reordered: list[str] = []
         self.defaults_ignored = 0
+        self.unattributable: set[str] = set()
+        """Objects whose drift cannot be attributed: they carry no managedFields."""
         self.kustomization = kustomization
         self.platform_obj = platform_package(desired.objects)
         profile = desired.profile
@@ -253,7 +257,7 @@ class _Audit:
         owners: Iterable[ManagedEntry],
         live_obj: KubeObject | None,
         field_path: tuple[str, ...],
-        what: str = "",
+        context: str = "",
     ) -> Finding:
         owners = list(owners)
         revert, release, missed, why = classify(finding, controller, owners, live_obj)
@@ -267,7 +271,7 @@ class _Audit:
         finding.redacted = hit_d or hit_l
         if finding.redacted:
             finding.details = []
-        finding.message = _message(finding, what, why)
+        finding.message = _message(finding, context, why)
         return finding
 
     def from_change(
@@ -276,11 +280,14 @@ class _Audit:
         live_obj: KubeObject,
         controller: Controller,
         comparison: Comparison,
+        context: str = "",
     ) -> Finding | None:
         if change.kind == "reordered":
             self.reordered.append(f"{ObjectRef.of(live_obj)} {change.pointer}")
             return None
         entries = managed_entries(live_obj)
+        if not entries:
+            self.unattributable.add(str(ObjectRef.of(live_obj)))
         attribution = attribute(entries, change.segments, subtree=change.kind == "added")
         if change.kind == "added" and not attribution.attributed and attribution.has_managed_fields:
             # live-only, and no manager ever wrote it: the API server's defaulting did
@@ -298,7 +305,8 @@ class _Audit:
             attributed=attribution.attributed,
             details=list(change.details),
         )
-        return self.finish(finding, controller, attribution.managers, live_obj, change.field_path)
+        owners = attribution.managers
+        return self.finish(finding, controller, owners, live_obj, change.field_path, context)
 
     def add(self, finding: Finding | None) -> None:
         if finding is not None:
@@ -372,8 +380,33 @@ class _Audit:
 
     # -- 2. releases -------------------------------------------------------------------------
 
+    def release_namespaces(self) -> list[str]:
+        """Where release Secrets are read: exactly where the audit job's RBAC grants it.
+
+        With the profile at hand that is renderer.audit_rbac's own answer; in a cluster (no
+        profile in Flux's artifact) the same answer is read off the desired platform Packages.
+        """
+        if self.ctx.profile is not None:
+            return helm_secret_namespaces(self.ctx.profile.profile.spec)
+        if self.ctx.platform != "cozystack":
+            return []
+        values = ((self.platform_obj or {}).get("spec") or {}).get("components") or {}
+        bundles = ((values.get("platform") or {}).get("values") or {}).get("bundles") or {}
+        gpu_on = GPU_OPERATOR in (bundles.get("enabledPackages") or []) and (
+            GPU_OPERATOR not in (bundles.get("disabledPackages") or [])
+        )
+        standalone = ObjectKey("cozystack.io", "Package", "", GPU_OPERATOR) in {
+            key_of(o) for o in self.desired.objects
+        }
+        system, kubevirt, gpu_operator = COZYSTACK_RELEASES
+        return [
+            system,
+            *([kubevirt] if gpu_on else []),
+            *([gpu_operator] if gpu_on or standalone else []),
+        ]
+
     def load_releases(self) -> None:
-        namespaces = set(COZYSTACK_RELEASES) if self.ctx.platform == "cozystack" else set()
+        namespaces = set(self.release_namespaces())
         for (storage, _), controller in self.release_controllers.items():
             name = controller.name.rpartition("/")[2]
             if is_gpu_object(*HELM_RELEASE, name) or any(
@@ -448,15 +481,13 @@ class _Audit:
                         self.add(self.missing(obj, ctrl, "release"))
                     continue
                 self.compared.setdefault(key, set())
+                context = (
+                    f"Release {release.namespace}/{release.name} revision {release.revision}, "
+                    f"applied {release.apply_method}: "
+                )
                 for change in compare_objects(obj, live_obj):
                     self.compared[key].add(change.pointer)
-                    finding = self.from_change(change, live_obj, ctrl, "release")
-                    if finding is not None:
-                        finding.message += (
-                            f" (release {release.namespace}/{release.name} revision "
-                            f"{release.revision}, applied {release.apply_method})"
-                        )
-                    self.add(finding)
+                    self.add(self.from_change(change, live_obj, ctrl, "release", context))
 
     # -- 3. wiring ---------------------------------------------------------------------------
 
@@ -583,9 +614,16 @@ class _Audit:
             dependents = sorted({vm for name in hand_added for vm in uses.get(name, [])})
             if dependents:
                 finding.vms = dependents
+                when = (
+                    f"after the next upgrade of {finding.revert_release}"
+                    if finding.revert == "next-upgrade"
+                    else "at the next reconcile"
+                    if finding.revert == "next-reconcile"
+                    else "if the edit is ever reverted"
+                )
                 finding.message += (
                     f" {len(dependents)} VirtualMachine(s) use a device only this edit permits "
-                    f"and fail to start once it is reverted: {', '.join(dependents)}."
+                    f"and will not start {when}: {', '.join(dependents)}."
                 )
 
     def unpermitted(
@@ -703,6 +741,37 @@ class _Audit:
             for obj in self.live.list(*kind):
                 if _suspended(obj):
                     self.add(self.suspended(obj))
+        for hr in self.live.list(*HELM_RELEASE):
+            if _operator_generated(hr) and is_gpu_object(*HELM_RELEASE, str(_meta(hr).get("name"))):
+                self.hand_edited_spec(hr)
+
+    def hand_edited_spec(self, hr: KubeObject) -> None:
+        """kubectl edits of an operator-generated HelmRelease spec: the operator rewrites them."""
+        for entry in managed_entries(hr):
+            if entry.subresource or not entry.manager.startswith("kubectl"):
+                continue
+            for path in owned_fields(entry.fields):
+                if path[:1] != ("spec",) or path == ("spec", "suspend"):
+                    continue
+                live_value: Any = hr
+                for part in path:
+                    live_value = live_value.get(part) if isinstance(live_value, dict) else None
+                finding = Finding(
+                    type="modified",
+                    object=ObjectRef.of(hr),
+                    path=pointer(path),
+                    segments=path,
+                    live=live_value,
+                    comparison="inventory",
+                    managers=[entry.public],
+                )
+                controller = Controller("operator", name="cozystack-operator")
+                self.add(self.finish(finding, controller, [entry], hr, path))
+                finding.message = (
+                    f"{show_segments(path)} of an operator-generated HelmRelease was edited by "
+                    f"{entry.public}; the Cozystack operator rewrites the spec from its Package at "
+                    "its next reconcile (transient): change the Package, or the profile, instead"
+                )
 
     def inventory_ids(self) -> set[str]:
         ids: set[str] = set()
@@ -796,17 +865,24 @@ class _Audit:
         self.check_vms()
         self.check_nodes()
         self.inventory()
-        if self.reordered:
+        reordered = list(dict.fromkeys(self.reordered))
+        if reordered:
             self.notes.append(
-                f"{len(self.reordered)} list(s) only reordered (order carries no meaning there, "
-                f"not drift): {'; '.join(self.reordered)}"
+                f"{len(reordered)} list(s) only reordered (order carries no meaning there, "
+                f"not drift): {'; '.join(reordered)}"
+            )
+        if self.unattributable:
+            self.notes.append(
+                f"{len(self.unattributable)} drifted object(s) carry no managedFields, so who "
+                f"changed them is unknown ({', '.join(sorted(self.unattributable))}); dump "
+                "snapshots with kubectl get -o yaml --show-managed-fields"
             )
         if self.defaults_ignored:
             self.notes.append(
                 f"{self.defaults_ignored} live-only field(s) no manager wrote (API defaults) "
                 "were not reported"
             )
-        return _dedup(self.findings), self.notes
+        return _dedup(self.findings), list(dict.fromkeys(self.notes))
 
 
 def _with_namespace(release: HelmRelease) -> list[KubeObject]:
@@ -847,7 +923,7 @@ def _resource_names(value: Any) -> set[str]:
     return names
 
 
-def _message(finding: Finding, what: str, why: str) -> str:
+def _message(finding: Finding, context: str, why: str) -> str:
     where = show_segments(finding.segments) or "the object"
     owners = ", ".join(str(m) for m in finding.managers)
     by = f" by {owners}" if owners else ""
@@ -864,7 +940,7 @@ def _message(finding: Finding, what: str, why: str) -> str:
     if finding.type == "modified" and not finding.managers:
         verb += " (no managedFields entry owns it: unattributable)"
     details = f": {'; '.join(finding.details)}" if finding.details else ""
-    return f"{what}{verb}{details}; {why}." if why else f"{what}{verb}{details}."
+    return f"{verb}{details}. {context}{why}." if why else f"{verb}{details}."
 
 
 def _dedup(findings: list[Finding]) -> list[Finding]:

@@ -14,6 +14,7 @@ import sys
 BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("benchmarks.bench_render", [], ["--clusters", "10", "--baseline-sample", "2"]),
     ("benchmarks.bench_diff", [], ["--clusters", "10", "--changed", "2"]),
+    ("benchmarks.bench_publish", [], ["--clusters", "5"]),
 ]
 
 

@@ -1,4 +1,5 @@
-"""`gpu-gitops demo`: the whole loop on the built-in example clusters, offline."""
+"""`gpu-gitops demo`: the whole loop on the built-in example clusters, offline: validate, render,
+build, publish the rendered branch, then audit built-in snapshots of two live clusters."""
 
 from __future__ import annotations
 
@@ -9,14 +10,21 @@ from pathlib import Path
 
 import git
 
+import audit
+from audit.live import Live, SnapshotReader
+from audit.report import render_report
+from audit.run import audit_cluster
+from audit.snapshot import load_snapshot
 from gpu_gitops.console import Console
 from renderer.build import build_overlays
+from renderer.errors import RenderError
+from renderer.publish import publish
 from renderer.render import label_commands, render_profiles
 from renderer.validate import check_clusters
 from renderer.write import write_dirs
 from renderer.yaml_io import load_all
 
-__all__ = ["examples_dir", "run_demo"]
+__all__ = ["audit_snapshots", "demo_dir", "examples_dir", "run_demo"]
 
 
 def examples_dir() -> Path:
@@ -32,6 +40,9 @@ def run_demo(console: Console) -> int:
     with tempfile.TemporaryDirectory(prefix="gpu-gitops-demo-") as tmp:
         root = Path(tmp)
         shutil.copytree(examples_dir(), root / "clusters")
+        # the second audited cluster of the demo (GPUs retired): see audit/demo/
+        for folder in sorted((demo_dir() / "clusters").iterdir()):
+            shutil.copytree(folder, root / "clusters" / folder.name)
         repo = git.Repo.init(root, initial_branch="main")
         with repo.config_writer() as cfg:
             cfg.set_value("user", "name", "gpu-gitops demo")
@@ -63,4 +74,35 @@ def run_demo(console: Console) -> int:
             console.data(f"{lp.name:<8} {platform:<10} {spec.variant:<12} {summary}\n")
             for command in label_commands(lp):
                 console.data(f"         label: {command}\n")
+        audit_snapshots(root, repo, console)
     return 0
+
+
+def demo_dir() -> Path:
+    """audit/demo/: live snapshots of two clusters (package data) and the extra demo profile."""
+    return Path(audit.__file__).resolve().parent / "demo"
+
+
+def audit_snapshots(root: Path, repo: git.Repo, console: Console) -> None:
+    """Publish the rendered branch, then audit each built-in snapshot against what Flux applied.
+
+    The snapshots name a placeholder revision as Kustomization.status.lastAppliedRevision: the
+    demo puts in the commit it has just published, as Flux would have applied it.
+    """
+    if repo.is_dirty(untracked_files=True):
+        repo.git.add("-A")
+        repo.git.commit("-q", "-m", "Render overlays")
+    try:
+        tip = publish(root).tip
+    except RenderError as exc:
+        console.say(f"publish failed ({exc}); auditing against the profiles instead")
+        tip = None
+    for folder in sorted((demo_dir() / "snapshots").iterdir()):
+        objects = load_snapshot(folder)
+        for obj in objects:
+            status = obj.get("status") or {}
+            if obj.get("kind") == "Kustomization" and tip and "lastAppliedRevision" in status:
+                status["lastAppliedRevision"] = f"rendered@sha1:{tip}"
+        console.data(f"\n=== audit of the built-in snapshot of {folder.name} ===\n")
+        result = audit_cluster(folder.name, Live(SnapshotReader(objects)), repo=repo)
+        console.data(render_report(result, "text"))

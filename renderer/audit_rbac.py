@@ -1,8 +1,9 @@
 """The nightly audit job's permissions as data: exactly what its RBAC in the built output grants.
 
 The auditor reads (get and list; never watch, never write) the kinds in `bases.AUDIT_READS`
-cluster-wide, the Cozystack kinds on Cozystack, and Secrets only in the namespaces where Helm keeps
-the release Secrets of the releases the profile implies. Tests compare these rules with the
+cluster-wide (and Packages on Cozystack), its own namespaced objects in its namespace, and Secrets
+only in the namespaces where Helm keeps the release Secrets of the releases the profile implies
+(with the job's Role there, which it compares with git too). Tests compare these rules with the
 overlay's built RBAC and with the API paths the auditor requests.
 """
 
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 from renderer.bases import (
     AUDIT_COZYSTACK_READS,
+    AUDIT_NAMESPACE,
+    AUDIT_OWN_READS,
     AUDIT_READS,
+    AUDIT_RELEASE_READS,
     COZYSTACK_GPU_OPERATOR_NAMESPACE,
     COZYSTACK_HAMI_NAMESPACE,
     COZYSTACK_KUBEVIRT_NAMESPACE,
@@ -65,5 +69,7 @@ def audit_rbac_rules(spec: ProfileSpec) -> list[RbacRule]:
     if spec.platform.type == "cozystack":
         reads += AUDIT_COZYSTACK_READS
     rules: list[RbacRule] = [(group, resource, None) for group, resource in reads]
-    rules += [("", "secrets", ns) for ns in helm_secret_namespaces(spec)]
+    rules += [(group, resource, AUDIT_NAMESPACE) for group, resource in AUDIT_OWN_READS]
+    for ns in helm_secret_namespaces(spec):
+        rules += [(group, resource, ns) for group, resource in AUDIT_RELEASE_READS]
     return sorted(rules, key=lambda r: (r[2] or "", r[0], r[1]))

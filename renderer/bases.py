@@ -11,7 +11,9 @@ __all__ = [
     "AUDIT_COZYSTACK_READS",
     "AUDIT_NAME",
     "AUDIT_NAMESPACE",
+    "AUDIT_OWN_READS",
     "AUDIT_READS",
+    "AUDIT_RELEASE_READS",
     "AUDIT_SECRETS_ROLE",
     "AUDIT_SECRET_NAMESPACES",
     "BASES",
@@ -47,14 +49,30 @@ AUDIT_READS: tuple[tuple[str, str], ...] = (
     ("kubevirt.io", "virtualmachines"),
     ("kustomize.toolkit.fluxcd.io", "kustomizations"),
     ("nvidia.com", "clusterpolicies"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"),
+    ("rbac.authorization.k8s.io", "clusterroles"),
     ("source.toolkit.fluxcd.io", "gitrepositories"),
+    ("source.toolkit.fluxcd.io", "helmrepositories"),
+    ("source.toolkit.fluxcd.io", "ocirepositories"),
 )
-"""(apiGroup, resource) the auditor gets and lists cluster-wide on every platform."""
-AUDIT_COZYSTACK_READS: tuple[tuple[str, str], ...] = (
-    ("cozystack.io", "packages"),
-    ("cozystack.io", "packagesources"),
+"""(apiGroup, resource) the auditor gets and lists cluster-wide on every platform: the live
+inventory it checks (Flux objects and sources, KubeVirt, ClusterPolicies, Nodes, VMs) and the
+cluster-scoped kinds it compares with git (Namespaces, this job's ClusterRole and its binding)."""
+AUDIT_COZYSTACK_READS: tuple[tuple[str, str], ...] = (("cozystack.io", "packages"),)
+"""...and on Cozystack (the kind does not exist on plain Flux)."""
+AUDIT_OWN_READS: tuple[tuple[str, str], ...] = (
+    ("", "serviceaccounts"),
+    ("batch", "cronjobs"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+    ("rbac.authorization.k8s.io", "roles"),
 )
-"""...and on Cozystack (the kinds do not exist on plain Flux)."""
+"""In AUDIT_NAMESPACE: the job's own objects, which the auditor compares with git like any other."""
+AUDIT_RELEASE_READS: tuple[tuple[str, str], ...] = (
+    ("", "secrets"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+    ("rbac.authorization.k8s.io", "roles"),
+)
+"""In each namespace holding Helm release Secrets: those, and the job's Role there."""
 COZYSTACK_SYSTEM_NAMESPACE = "cozy-system"
 COZYSTACK_GPU_OPERATOR_NAMESPACE = "cozy-gpu-operator"
 COZYSTACK_KUBEVIRT_NAMESPACE = "cozy-kubevirt"
@@ -194,6 +212,13 @@ def _audit_job() -> dict[str, KubeObject]:
             "rules": read_rules(AUDIT_READS),
         },
         "clusterrolebinding.yaml": _binding("ClusterRoleBinding", "ClusterRole", AUDIT_NAME, None),
+        "role.yaml": {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": meta,
+            "rules": read_rules(AUDIT_OWN_READS),
+        },
+        "rolebinding.yaml": _binding("RoleBinding", "Role", AUDIT_NAME, AUDIT_NAMESPACE),
     }
 
 
@@ -218,7 +243,7 @@ def _release_secrets(namespace: str) -> dict[str, KubeObject]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
             "metadata": {"name": AUDIT_SECRETS_ROLE, "namespace": namespace},
-            "rules": read_rules((("", "secrets"),)),
+            "rules": read_rules(AUDIT_RELEASE_READS),
         },
         "rolebinding.yaml": _binding("RoleBinding", "Role", AUDIT_SECRETS_ROLE, namespace),
     }
@@ -265,7 +290,13 @@ BASES: dict[str, dict[str, KubeObject]] = {
         "kubevirt.yaml": {
             "apiVersion": "kubevirt.io/v1",
             "kind": "KubeVirt",
-            "metadata": {"name": "kubevirt", "namespace": KUBEVIRT_NAMESPACE},
+            "metadata": {
+                "name": "kubevirt",
+                "namespace": KUBEVIRT_NAMESPACE,
+                # The CR usually predates Flux (kubectl apply of KubeVirt's release): Merge keeps
+                # kustomize-controller from taking over its kubectl-owned fields and pruning them.
+                "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "Merge"},
+            },
             "spec": {
                 "configuration": {"developerConfiguration": {"featureGates": ["HostDevices"]}}
             },

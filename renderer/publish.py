@@ -68,6 +68,12 @@ MAX_ATTEMPTS = 5
 _BACKOFF_SECONDS = 0.05
 _SUBJECT_WIDTH = 72
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0"}
+# A push that lost a race: rejected as non-fast-forward, or the remote could not move its ref
+# because a concurrent push moved it first ("failed to update ref", "cannot lock ref").
+_RACE_LOST = re.compile(
+    r"\[rejected\] \((non-fast-forward|fetch first)\)"
+    r"|\[remote rejected\] \((failed to update ref|cannot lock ref|incorrect old value)"
+)
 _SOURCE_TRAILER = re.compile(r"^Source-Commit: ([0-9a-f]{40})$", re.MULTILINE)
 
 
@@ -409,15 +415,13 @@ def _publish_local(pub: _Publisher, ref: str) -> PublishResult:
 
 
 def _push(repo: git.Repo, remote: str, commit: str, branch: str) -> bool:
-    """Push `commit` to the remote branch: True when it landed, False on a non-fast-forward."""
+    """Push `commit` to the remote branch: True when it landed, False when another push won."""
     try:
         run_git(
             repo, "push", "--porcelain", remote, f"{commit}:refs/heads/{branch}", env=_NO_PROMPT
         )
     except GitCommandFailed as exc:
-        if "[rejected]" in exc.stdout and (
-            "non-fast-forward" in exc.stdout or "fetch first" in exc.stdout
-        ):
+        if _RACE_LOST.search(exc.stdout + exc.stderr):
             return False
         raise GitError(
             f"cannot push to {remote}: {exc.reason}; the local branch is unchanged"

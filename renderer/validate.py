@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from renderer.bootstrap import url_problem
 from renderer.errors import Problem, ProfileError
 from renderer.gitrepo import origin_url
 from renderer.profile import LoadedProfile, discover_clusters, load_profile, load_profile_bytes
@@ -32,9 +33,12 @@ def check_clusters(root: Path, names: Sequence[str] = ()) -> Checked:
     origin = origin_url(root)
 
     # origin's URL is the default of spec.flux.url (see bootstrap.py)
-    return _check(
+    checked = _check(
         names, lambda name: dataclasses.replace(load_profile(root, name), origin_url=origin)
     )
+    # Without a URL, render cannot write clusters/<name>/flux/: say so rather than skip silently.
+    missing_url = [p for p in map(url_problem, checked.profiles) if p is not None]
+    return dataclasses.replace(checked, warnings=tuple(sorted((*checked.warnings, *missing_url))))
 
 
 def check_files(clusters: Mapping[str, ClusterFiles]) -> Checked:

@@ -18,3 +18,5 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(r"growth 1 -> 10 clusters: .* ratio [0-9.]+", out)
     assert "baseline kubectl kustomize" in out
     assert re.search(r"ratio full / diff: [0-9.]+x", out)
+    assert re.search(r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB", out)
+    assert re.search(r"no-op publish: .* GitPython index.add \(unchanged\) .* ratio [0-9.]+x", out)

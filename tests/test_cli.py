@@ -329,4 +329,6 @@ def test_validate_crds_names_a_file_that_is_not_yaml(repo, crd_dir):
     (crd_dir / "broken.yaml").write_text("a: [1\n")
     code, _, err = run(repo, "validate", "--crds", str(crd_dir))
     assert code == 2
-    assert err.endswith("broken.yaml:2: not a YAML file of CRDs (did not find expected ',' or ']')\n")
+    assert err.endswith(
+        "broken.yaml:2: not a YAML file of CRDs (did not find expected ',' or ']')\n"
+    )

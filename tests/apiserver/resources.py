@@ -82,6 +82,11 @@ BUILTINS: tuple[Resource, ...] = (
     _builtin("", "Service", "services", True, "svc"),
     _builtin("", "ServiceAccount", "serviceaccounts", True, "sa"),
     _builtin("apps", "Deployment", "deployments", True, "deploy"),
+    _builtin("batch", "CronJob", "cronjobs", True, "cj"),
+    _builtin("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", False),
+    _builtin("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", False),
+    _builtin("rbac.authorization.k8s.io", "Role", "roles", True),
+    _builtin("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", True),
     _builtin(
         "apiextensions.k8s.io",
         "CustomResourceDefinition",

@@ -69,7 +69,7 @@ def test_built_rbac_grants_exactly_the_audit_rules(case: str):
     objs = built(lp)
     assert granted(objs) == audit_rbac_rules(lp.profile.spec)
     bindings = [o for o in objs if o["kind"] in ("ClusterRoleBinding", "RoleBinding")]
-    assert len(bindings) == 1 + len(helm_secret_namespaces(lp.profile.spec))
+    assert len(bindings) == 2 + len(helm_secret_namespaces(lp.profile.spec))
     for b in bindings:
         assert b["subjects"] == [
             {"kind": "ServiceAccount", "name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
@@ -86,18 +86,34 @@ def test_built_rbac_grants_exactly_the_audit_rules(case: str):
 
 def test_the_audited_kinds_and_secret_namespaces():
     cozy = loaded(PROFILES["cozystack-hami"]).profile.spec
-    cluster_wide = {(g, r) for g, r, ns in audit_rbac_rules(cozy) if ns is None}
+    rules = audit_rbac_rules(cozy)
+    cluster_wide = {(g, r) for g, r, ns in rules if ns is None}
     assert cluster_wide == {
         ("", "namespaces"),
         ("", "nodes"),
         ("cozystack.io", "packages"),
-        ("cozystack.io", "packagesources"),
         ("helm.toolkit.fluxcd.io", "helmreleases"),
         ("kubevirt.io", "kubevirts"),
         ("kubevirt.io", "virtualmachines"),
         ("kustomize.toolkit.fluxcd.io", "kustomizations"),
         ("nvidia.com", "clusterpolicies"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
         ("source.toolkit.fluxcd.io", "gitrepositories"),
+        ("source.toolkit.fluxcd.io", "helmrepositories"),
+        ("source.toolkit.fluxcd.io", "ocirepositories"),
+    }
+    own = {(g, r) for g, r, ns in rules if ns == AUDIT_NAMESPACE}
+    assert own == {
+        ("", "serviceaccounts"),
+        ("batch", "cronjobs"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "roles"),
+    }
+    assert {(g, r) for g, r, ns in rules if ns == "cozy-system"} == {
+        ("", "secrets"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "roles"),
     }
     assert ("", "secrets", None) not in audit_rbac_rules(cozy), "Secrets never cluster-wide"
     assert helm_secret_namespaces(cozy) == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,11 +40,22 @@ def git(repo: Path, *args: str) -> str:
     ).stdout
 
 
+def copy_examples(root: Path) -> None:
+    """The example profiles under root/clusters, spec.flux.url kept only in ams1 (no flux/)."""
+    shutil.copytree(
+        REPO_ROOT / "clusters", root / "clusters", ignore=shutil.ignore_patterns("flux")
+    )
+    for profile in (root / "clusters").glob("*/gpu-profile.yaml"):
+        if profile.parent.name != "ams1":
+            text = profile.read_text()
+            profile.write_text(re.sub(r"(?m)^  flux:\n    url: .*\n|^    url: .*\n", "", text))
+
+
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    """The example clusters in a git checkout whose origin is a GitHub scp-like URL."""
+    """The examples (most without spec.flux.url) in a checkout whose origin is scp-like."""
     repo = tmp_path / "gitops"
-    shutil.copytree(REPO_ROOT / "clusters", repo / "clusters")
+    copy_examples(repo)
     git(tmp_path, "init", "-q", "-b", "main", str(repo))
     git(repo, "remote", "add", "origin", ORIGIN)
     return repo
@@ -162,7 +174,7 @@ def test_a_flux_object_with_an_unknown_field_fails_the_crd_check(
 
 
 def test_without_url_or_origin_there_is_no_flux_folder_and_a_warning(tmp_path: Path):
-    shutil.copytree(REPO_ROOT / "clusters", tmp_path / "clusters")
+    copy_examples(tmp_path)
     profiles = check_clusters(tmp_path).profiles
     dirs = render_profiles(profiles).dirs
     assert [d for d in dirs if d.startswith("clusters/")] == ["clusters/ams1/flux"]
@@ -195,3 +207,8 @@ def test_pre_commit_hook_runs_render_check():
     assert hook["entry"] == "gpu-gitops render --check"
     assert hook["pass_filenames"] is False
     assert hook["files"].startswith("^(clusters|")
+
+
+def test_the_examples_pin_their_url_so_the_render_does_not_depend_on_the_remote():
+    for lp in check_clusters(REPO_ROOT).profiles:
+        assert lp.profile.spec.flux.url, f"{lp.file}: set spec.flux.url"

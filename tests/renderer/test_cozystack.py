@@ -105,13 +105,13 @@ def test_prediction_appends_user_devices_after_the_default_table():
 def test_prediction_fails_as_the_chart_does_on_main_without_the_system_bundle():
     values = effective_values({"bundles": {"system": {"enabled": False}}}, "isp-full")
     assert predict_packages(values, "1.6")  # v1.6.2 has no such guard
-    with pytest.raises(ChartFailure, match="requires bundles.system.enabled"):
+    with pytest.raises(ChartFailure, match=r"requires bundles\.system\.enabled"):
         predict_packages(values, "main")
 
 
 def test_no_packages_without_the_iaas_bundle():
     assert predict_packages(effective_values({}, "default"), "1.6") == []
-    with pytest.raises(ChartFailure, match="isp-full"):
+    with pytest.raises(ChartFailure, match=r"isp-full"):
         predict_packages(
             effective_values({"bundles": {"iaas": {"enabled": True}}}, "isp-hosted"), "1.6"
         )

@@ -1,8 +1,8 @@
 """Everything the renderer builds, checked against the real CRDs in ../shared/reference.
 
-The validator (renderer/crds.py) is stricter than an API server on purpose: what a server would prune
-silently (unknown fields, nulls, status) is an error here. The JSON Schema the package ships for
-profiles must accept every example profile.
+The validator (renderer/crds.py) is stricter than an API server on purpose: what a server
+would prune silently (unknown fields, nulls, status) is an error here. The JSON Schema the
+package ships for profiles must accept every example profile.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import yaml
 from gpu_gitops.cli import SCHEMA_ID
 from renderer.build import build_overlays
 from renderer.cozystack import PLATFORM_PACKAGE, effective_values, predict_packages
+from renderer.crds import Registry, namespace_kind
 from renderer.model import GPUProfile
 from renderer.render import render_profiles
 from renderer.schema import json_schema
 from renderer.validate import check_clusters
-from renderer.crds import Registry, namespace_kind
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = {

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from renderer.build import build_overlays
@@ -46,7 +47,13 @@ def platform_yaml(variant: str | None = "isp-full", values: str = "") -> str:
 FULL = platform_yaml()
 
 
+ORIGIN = "https://git.example.com/platform/gitops.git"
+
+
 def write(root: Path, body: str, platform: str | None = None) -> None:
+    """A checkout with an origin remote (the default of spec.flux.url) holding cluster c1."""
+    if not (root / ".git").is_dir():
+        git.Repo.init(root).create_remote("origin", ORIGIN)
     folder = root / "clusters" / "c1"
     folder.mkdir(parents=True, exist_ok=True)
     text = HEAD + textwrap.indent(textwrap.dedent(body), "  ")
@@ -484,7 +491,11 @@ def test_rule4_flux_emits_a_partial_kubevirt_with_the_full_gate_list(tmp_path):
     assert kubevirt == {
         "apiVersion": "kubevirt.io/v1",
         "kind": "KubeVirt",
-        "metadata": {"name": "kv", "namespace": "virt"},
+        "metadata": {
+            "name": "kv",
+            "namespace": "virt",
+            "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "Merge"},
+        },
         "spec": {
             "configuration": {
                 "developerConfiguration": {"featureGates": ["HostDevices", "LiveMigration"]},
@@ -1149,4 +1160,21 @@ def test_audit_job_needs_an_image(tmp_path):
                 "e.g. ghcr.io/example/gpu-gitops:0.1.0",
             )
         ],
+    )
+
+
+def test_flux_url_missing_without_origin_is_a_warning(tmp_path: Path):
+    folder = tmp_path / "clusters" / "c1"
+    folder.mkdir(parents=True)
+    (folder / "gpu-profile.yaml").write_text(
+        HEAD + textwrap.indent("platform: {type: flux}\nvariant: none\n", "  ")
+    )
+    (warning,) = check_clusters(tmp_path).warnings
+    assert warning == Problem(
+        "clusters/c1/gpu-profile.yaml",
+        warning.line,
+        "spec.flux.url",
+        "not set and the checkout has no origin remote: clusters/c1/flux/ is not written; "
+        "set spec.flux.url",
+        "warning",
     )

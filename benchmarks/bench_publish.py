@@ -1,0 +1,147 @@
+"""Publish N clusters into a fresh repository, then a no-op publish, next to a GitPython baseline.
+
+    python -m benchmarks.bench_publish [--clusters 1000]
+
+The baseline, measured in the same run on the same flat files (the rendered branch's tree, checked
+out into a separate repository): GitPython `index.add` of every file + `index.commit` for the first
+publish, and `index.add` of the unchanged files + `index.diff("HEAD")` for the no-op. Each measured
+step runs in its own process, so its peak RSS is its own; the time is taken inside it (imports and
+the interpreter's start are not counted, for either side).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.profiles import write_profiles
+
+__all__ = ["main"]
+
+_ROOT = Path(__file__).resolve().parent.parent
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
+TARGETS = {"publish": 5.0, "noop": 1.0}
+"""Seconds on a 2-core machine for 1,000 clusters (issue 3)."""
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **_IDENTITY},
+    ).stdout
+
+
+def _step(step: str, repo: Path) -> dict[str, Any]:
+    """Run one measured step here; the time and this process's peak RSS."""
+    if step == "publish":
+        from renderer.publish import publish
+
+        start = time.perf_counter()
+        result = publish(repo)
+        seconds = time.perf_counter() - start
+        extra: dict[str, Any] = {"commit": result.commit, "changed": len(result.changed)}
+    else:
+        import git
+
+        files = [p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file()]
+        files = [f for f in files if not f.startswith(".git/")]
+        index = git.Repo(repo).index
+        start = time.perf_counter()
+        index.add(files)
+        if step == "baseline-commit":
+            index.commit("baseline")
+            changed = len(files)
+        else:
+            changed = len(index.diff("HEAD"))
+        seconds = time.perf_counter() - start
+        extra = {"files": len(files), "changed": changed}
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "rss_mb": rss, **extra}
+
+
+def _measure(step: str, repo: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_publish", "--step", step, "--repo", str(repo)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=_ROOT,
+        env={**os.environ, **_IDENTITY},
+    ).stdout
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return result
+
+
+def _line(what: str, ours: dict[str, Any], base: dict[str, Any], base_what: str) -> str:
+    ratio = base["seconds"] / ours["seconds"] if ours["seconds"] else float("inf")
+    return (
+        f"{what}: {ours['seconds']:.2f} s, peak RSS {ours['rss_mb']:.0f} MB | "
+        f"baseline {base_what}: {base['seconds']:.2f} s, peak RSS {base['rss_mb']:.0f} MB | "
+        f"ratio {ratio:.1f}x"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clusters", type=int, default=1000)
+    parser.add_argument("--step", choices=("publish", "baseline-commit", "baseline-noop"))
+    parser.add_argument("--repo", type=Path)
+    args = parser.parse_args(argv)
+    if args.step:
+        print(json.dumps(_step(args.step, args.repo)))
+        return 0
+    n = args.clusters
+    with tempfile.TemporaryDirectory(prefix="bench-publish-") as tmp:
+        source, baseline = Path(tmp) / "source", Path(tmp) / "baseline"
+        write_profiles(source, n)
+        _git(Path(tmp), "init", "-q", "-b", "main", str(source))
+        _git(source, "add", "-A")
+        _git(source, "commit", "-qm", "profiles")
+        first = _measure("publish", source)
+        noop = _measure("publish", source)
+        assert noop["commit"] is None, "the second publish must change nothing"
+        # the same flat files, for GitPython to add and commit
+        _git(Path(tmp), "init", "-q", "-b", "main", str(baseline))
+        archive = subprocess.run(
+            ["git", "-C", str(source), "archive", "rendered"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(baseline)], input=archive, check=True)
+        base_commit = _measure("baseline-commit", baseline)
+        base_noop = _measure("baseline-noop", baseline)
+    files = base_commit["files"]
+    print(
+        _line(
+            f"publish {n} clusters ({files} files)",
+            first,
+            base_commit,
+            "GitPython index.add + index.commit",
+        )
+    )
+    print(_line("no-op publish", noop, base_noop, "GitPython index.add (unchanged) + diff"))
+    verdicts = [
+        f"{name} <= {limit:g} s: {'met' if m['seconds'] <= limit else 'MISSED'}"
+        for (name, limit), m in zip(TARGETS.items(), (first, noop), strict=True)
+    ]
+    scope = "" if n == 1000 else f" (they are for 1,000 clusters; this run had {n})"
+    print(f"targets on 2 cores{scope}: {'; '.join(verdicts)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,459 @@
+"""`gpu-gitops audit` end to end: snapshot folders, the test API server, incomplete reads, demo.
+
+Planted drift (audit/demo, written by tests/audit/make_demo.py) must be found with the right
+manager, revert class and profile field; planted noise must not be reported.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpu_gitops.cli import main
+from gpu_gitops.console import Console
+from tests.apiserver import ApiServer, Store
+from tests.apiserver.crds import load_objects
+from tests.audit.audit_helpers import demo_objects, demo_repo, init_repo, write_snapshot
+from tests.conftest import DATA, REPO_ROOT
+
+PCI = "/spec/configuration/permittedHostDevices/pciHostDevices"
+TOKEN = "audit-cli-t0ken"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), Console(out, err))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def repo_and_tip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("demo-repo")
+    _, tip = demo_repo(root)
+    assert tip
+    return root, tip
+
+
+def audit_json(repo: Path, snapshot: Path, cluster: str) -> tuple[int, dict[str, Any]]:
+    code, out, _ = run(
+        "audit",
+        "--cluster",
+        cluster,
+        "--snapshot",
+        str(snapshot),
+        "--repo",
+        str(repo),
+        "-o",
+        "json",
+    )
+    return code, json.loads(out)
+
+
+def by(doc: dict[str, Any], kind: str, path: str = "") -> list[dict[str, Any]]:
+    return [f for f in doc["findings"] if f["object"]["kind"] == kind and f["path"] == path]
+
+
+def check_ams1(doc: dict[str, Any]) -> None:
+    # kubectl edit of the atomic device list: survives reconciles, lost at the next upgrade
+    [pci] = by(doc, "KubeVirt", PCI)
+    assert pci["type"] == "modified"
+    assert [m["manager"] for m in pci["managers"]] == ["kubectl-edit"]
+    assert pci["managers"][0]["operation"] == "Update"
+    assert (pci["revert"], pci["revertRelease"]) == ("next-upgrade", "cozy-kubevirt/kubevirt")
+    assert pci["missedByDriftDetection"] is True
+    assert pci["severity"] == "high"
+    assert pci["source"]["file"] == "clusters/ams1/gpu-profile.yaml"
+    assert pci["source"]["field"] == "spec.devices"
+    assert "spec.devices of clusters/ams1/gpu-profile.yaml" in pci["fix"]
+    assert pci["vms"] == ["tenant-root/render01"]
+    assert any("10DE:2BB1" in d for d in pci["details"])
+    # a field no chart renders, added by Lens: nothing ever reverts it
+    [lens] = by(doc, "KubeVirt", "/spec/configuration/developerConfiguration/logVerbosity")
+    assert (lens["type"], lens["managers"][0]["manager"]) == ("added", "node-fetch")
+    assert (lens["revert"], lens["missedByDriftDetection"]) == ("never", True)
+    [suspended] = by(doc, "HelmRelease", "/spec/suspend")
+    assert suspended["type"] == "suspended"
+    assert suspended["object"]["name"] == "gpu-operator"
+    assert suspended["managers"][0]["manager"] == "flux"
+    [vm] = [f for f in doc["findings"] if f["object"]["kind"] == "VirtualMachine"]
+    assert vm["object"]["name"] == "train02" and vm["severity"] == "high"
+    [node] = [f for f in doc["findings"] if f["object"]["kind"] == "Node"]
+    assert node["object"]["name"] == "gpu-ams1-02" and node["live"] == "container"
+    assert node["source"]["field"] == "spec.nodes.gpu-ams1-02"
+    # noise: defaults, equal quantities, reordered lists, injected metadata, chart defaults
+    assert len(doc["findings"]) == 5
+    assert not [f for f in doc["findings"] if f["object"]["kind"] in ("ClusterPolicy", "Package")]
+    assert not [f for f in doc["findings"] if "featureGates" in f["path"]]
+    assert any("reordered" in n for n in doc["notes"])
+
+
+def test_snapshot_audit_finds_the_planted_drift_and_no_noise(
+    repo_and_tip: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, tip = repo_and_tip
+    snapshot = write_snapshot(tmp_path / "ams1", demo_objects("ams1", tip))
+    code, doc = audit_json(repo, snapshot, "ams1")
+    assert code == 1
+    assert doc["complete"] is True
+    assert (doc["desiredSource"], doc["desiredRevision"]) == (
+        "flux-applied",
+        f"rendered@sha1:{tip}",
+    )
+    check_ams1(doc)
+    kubevirt = next(r for r in doc["releases"] if r["release"] == "cozy-kubevirt/kubevirt")
+    assert kubevirt["applyMethod"] == "ssa"
+
+
+def test_keep_policy_orphan_and_hand_applied_objects(
+    repo_and_tip: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, tip = repo_and_tip
+    snapshot = write_snapshot(tmp_path / "sto1", demo_objects("sto1", tip))
+    code, doc = audit_json(repo, snapshot, "sto1")
+    assert code == 1
+    [orphan] = [f for f in doc["findings"] if f["type"] == "orphan"]
+    assert orphan["object"]["name"] == "cozystack.gpu-operator"
+    assert (orphan["severity"], orphan["revert"]) == ("high", "never")
+    assert orphan["source"]["field"] == "spec.variant"
+    assert "resource-policy: keep" in orphan["message"]
+    [hand] = [f for f in doc["findings"] if f["type"] == "unmanaged"]
+    assert hand["object"] == {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "namespace": "tenant-ml",
+        "name": "nvidia-dcgm-exporter",
+    }
+    assert hand["managers"][0]["manager"] == "kubectl-client-side-apply"
+    assert len(doc["findings"]) == 2
+
+
+def test_container_variant_package_from_git_is_not_an_orphan(tmp_path: Path) -> None:
+    repo_root = tmp_path / "repo"
+    init_repo(repo_root, {"par1": REPO_ROOT / "clusters" / "par1"})
+    package = {
+        "apiVersion": "cozystack.io/v1alpha1",
+        "kind": "Package",
+        "metadata": {
+            "name": "cozystack.gpu-operator",
+            "managedFields": [
+                {
+                    "manager": "kustomize-controller",
+                    "operation": "Apply",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:spec": {"f:variant": {}}},
+                    "time": "2026-11-01T00:00:00Z",
+                }
+            ],
+        },
+        "spec": {"variant": "container"},
+    }
+    snapshot = write_snapshot(tmp_path / "par1", [package])
+    _, doc = audit_json(repo_root, snapshot, "par1")
+    assert not [f for f in doc["findings"] if f["object"]["name"] == "cozystack.gpu-operator"]
+
+
+def test_prometheus_and_markdown_outputs(repo_and_tip: tuple[Path, str], tmp_path: Path) -> None:
+    repo, tip = repo_and_tip
+    snapshot = write_snapshot(tmp_path / "ams1", demo_objects("ams1", tip))
+    code, out, _ = run(
+        "audit",
+        "--cluster",
+        "ams1",
+        "--snapshot",
+        str(snapshot),
+        "--repo",
+        str(repo),
+        "-o",
+        "prometheus",
+    )
+    assert code == 1
+    assert (
+        'gpu_gitops_audit_findings{type="modified",severity="high",revert="next-upgrade"} 1'
+        in out.splitlines()
+    )
+    assert "gpu_gitops_audit_complete 1" in out.splitlines()
+    _, md, _ = run(
+        "audit",
+        "--cluster",
+        "ams1",
+        "--snapshot",
+        str(snapshot),
+        "--repo",
+        str(repo),
+        "-o",
+        "markdown",
+    )
+    assert md.startswith("## gpu-gitops drift audit of ams1: 5 findings")
+
+
+def test_bad_input_exits_2(tmp_path: Path, repo_and_tip: tuple[Path, str]) -> None:
+    repo, _ = repo_and_tip
+    code, _, err = run(
+        "audit", "--cluster", "ams1", "--snapshot", str(tmp_path / "nope"), "--repo", str(repo)
+    )
+    assert code == 2 and "does not exist" in err
+    code, _, err = run("audit", "--cluster", "../x", "--snapshot", str(tmp_path))
+    assert code == 2
+    code, _, err = run(
+        "audit", "--cluster", "ams1", "--snapshot", str(tmp_path), "--repo", str(tmp_path)
+    )
+    assert code == 2 and "git" in err
+
+
+# -- against the test API server ---------------------------------------------------------------
+
+
+@pytest.fixture
+def demo_server(
+    reference_crds: list[dict[str, Any]], repo_and_tip: tuple[Path, str]
+) -> Iterator[ApiServer]:
+    _, tip = repo_and_tip
+    store = Store()
+    store.put_all(reference_crds)
+    # KubeVirt's VirtualMachine CRD (trimmed; not in the reference folder)
+    store.put_all(o for o in load_objects(DATA / "live") if o["kind"] == "CustomResourceDefinition")
+    objects = demo_objects("ams1", tip)
+    namespaces = {
+        str(o["metadata"]["namespace"]) for o in objects if o["metadata"].get("namespace")
+    }
+    store.put_all(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+        for n in sorted(namespaces)
+    )
+    store.put_all(objects)
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        yield server
+
+
+def kubeconfig(server: ApiServer, tmp_path: Path) -> Path:
+    return server.kubeconfig(tmp_path / "kubeconfig", token=TOKEN)
+
+
+def test_audit_through_the_api_server(
+    demo_server: ApiServer, repo_and_tip: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, _ = repo_and_tip
+    code, out, err = run(
+        "audit",
+        "--cluster",
+        "ams1",
+        "--kubeconfig",
+        str(kubeconfig(demo_server, tmp_path)),
+        "--repo",
+        str(repo),
+        "-o",
+        "json",
+    )
+    assert code == 1, err
+    doc = json.loads(out)
+    assert doc["complete"] is True
+    check_ams1(doc)
+    # least privilege: Secrets are only listed where Helm keeps release Secrets, by label
+    secrets = [r for r in demo_server.requests if "/secrets" in r.path]
+    assert secrets and all(r.query.get("labelSelector") == "owner=helm" for r in secrets)
+    assert all("/namespaces/cozy-" in r.path for r in secrets)
+
+
+def test_a_forbidden_read_makes_the_audit_incomplete(
+    demo_server: ApiServer, repo_and_tip: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, _ = repo_and_tip
+    demo_server.deny("auditor", "list", "helmreleases", "helm.toolkit.fluxcd.io")
+    code, out, err = run(
+        "audit",
+        "--cluster",
+        "ams1",
+        "--kubeconfig",
+        str(kubeconfig(demo_server, tmp_path)),
+        "--repo",
+        str(repo),
+        "-o",
+        "json",
+    )
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["complete"] is False
+    assert any("403" in p for p in doc["problems"])
+    assert "incomplete" in err
+    code, text, _ = run(
+        "audit",
+        "--cluster",
+        "ams1",
+        "--kubeconfig",
+        str(kubeconfig(demo_server, tmp_path)),
+        "--repo",
+        str(repo),
+    )
+    assert code == 2 and text.startswith("INCOMPLETE")
+
+
+def test_issue4_live_fixtures_through_the_api_server(api_server: ApiServer, tmp_path: Path) -> None:
+    """The live-state fixtures of tests/data/live, written independently of this suite."""
+    profile = tmp_path / "profile"
+    (profile).mkdir()
+    (profile / "gpu-profile.yaml").write_text(
+        (REPO_ROOT / "clusters" / "ams1" / "gpu-profile.yaml")
+        .read_text()
+        .replace("  variant: passthrough\n", "  variant: passthrough\n  replaceDefaults: true\n")
+        .replace("gpu-ams1-0", "ams1-gpu-0")
+    )
+    repo_root = tmp_path / "repo"
+    init_repo(repo_root, {"ams1": profile})
+    config = api_server.kubeconfig(tmp_path / "kc", token="s3cr3t-t0ken-for-tests")
+    code, out, err = run(
+        "audit",
+        "--cluster",
+        "ams1",
+        "--kubeconfig",
+        str(config),
+        "--repo",
+        str(repo_root),
+        "-o",
+        "json",
+    )
+    assert code == 1, err
+    doc = json.loads(out)
+    [pci] = by(doc, "KubeVirt", PCI)
+    assert pci["managers"][0]["manager"] == "kubectl-edit"
+    assert pci["revert"] == "next-upgrade" and pci["source"]["field"] == "spec.devices"
+    assert any("10DE:2335" in d for d in pci["details"])
+    kinds = {(f["type"], f["object"]["kind"], f["object"]["name"]) for f in doc["findings"]}
+    assert ("unmanaged", "Package", "cozystack.hami") in kinds
+    assert ("modified", "Node", "ams1-gpu-02") in kinds
+
+
+def test_demo_prints_the_audits() -> None:
+    code, out, _ = run("demo")
+    assert code == 0
+    assert "=== audit of the built-in snapshot of ams1 ===" in out
+    assert "kubectl-edit" in out and PCI in out
+    assert "orphan    Package cozystack.gpu-operator" in out
+    assert "(flux-applied)" in out
+
+
+# -- plain Flux, orphans pruned from git, operator-generated HelmRelease edits --------------------
+
+
+def _entry(manager: str, fields: dict[str, Any], op: str = "Update") -> dict[str, Any]:
+    return {
+        "manager": manager,
+        "operation": op,
+        "time": "2026-11-21T09:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+
+
+def test_plain_flux_kubevirt_partial_object(tmp_path: Path) -> None:
+    repo_root = tmp_path / "repo"
+    init_repo(repo_root, {"lab1": REPO_ROOT / "clusters" / "lab1"})
+    gates = ["HostDevices", "LiveMigration", "CPUManager", "ExpandDisks", "Snapshot"]
+    pci = [
+        {"pciVendorSelector": s, "resourceName": n, "externalResourceProvider": True}
+        for s, n in (
+            ("10DE:2BB5", "nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION"),
+            ("10DE:26B9", "nvidia.com/AD102GL_L40S"),
+            ("10DE:2331", "nvidia.com/GH100_H100_PCIE"),
+        )
+    ]
+    kubevirt = {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "KubeVirt",
+        "metadata": {
+            "name": "kubevirt",
+            "namespace": "kubevirt",
+            "managedFields": [
+                _entry(
+                    "kustomize-controller",
+                    {
+                        "f:spec": {
+                            "f:configuration": {"f:permittedHostDevices": {"f:pciHostDevices": {}}}
+                        }
+                    },
+                    "Apply",
+                ),
+                _entry(
+                    "kubectl-patch",
+                    {
+                        "f:spec": {
+                            "f:configuration": {"f:developerConfiguration": {"f:featureGates": {}}}
+                        }
+                    },
+                ),
+                _entry("kubectl-client-side-apply", {"f:spec": {"f:imagePullPolicy": {}}}),
+                _entry("OpenAPI-Generator", {"f:spec": {"f:monitorNamespace": {}}}),
+            ],
+        },
+        "spec": {
+            "configuration": {
+                "developerConfiguration": {"featureGates": gates},
+                "permittedHostDevices": {"pciHostDevices": pci},
+            },
+            "imagePullPolicy": "IfNotPresent",
+            "monitorNamespace": "monitoring",
+        },
+    }
+    snapshot = write_snapshot(tmp_path / "lab1", [kubevirt])
+    code, doc = audit_json(repo_root, snapshot, "lab1")
+    assert code == 1
+    assert doc["desiredSource"] == "profiles-head"
+    found = {f["path"]: f for f in by_kind(doc, "KubeVirt")}
+    gates_finding = found["/spec/configuration/developerConfiguration/featureGates"]
+    assert gates_finding["managers"][0]["manager"] == "kubectl-patch"
+    assert gates_finding["revert"] == "next-reconcile"
+    assert gates_finding["source"]["field"] == "spec.kubevirt.featureGates"
+    assert gates_finding["details"] == ["added Snapshot"]
+    # kustomize-controller takes over kubectl's fields and drops what git does not declare
+    assert found["/spec/imagePullPolicy"]["revert"] == "next-reconcile"
+    assert found["/spec/monitorNamespace"]["revert"] == "never"
+    assert found["/spec/monitorNamespace"]["missedByDriftDetection"] is True
+    missing = {(f["type"], f["object"]["kind"]) for f in doc["findings"]}
+    assert ("missing", "HelmRelease") in missing  # the gpu-operator release is not installed
+
+
+def by_kind(doc: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [f for f in doc["findings"] if f["object"]["kind"] == kind]
+
+
+def test_pruned_from_git_and_operator_edits(repo_and_tip: tuple[Path, str], tmp_path: Path) -> None:
+    repo, tip = repo_and_tip
+    objects = demo_objects("ams1", tip)
+    objects.append(
+        {
+            "apiVersion": "cozystack.io/v1alpha1",
+            "kind": "Package",
+            "metadata": {
+                "name": "cozystack.old-thing",
+                "labels": {
+                    "kustomize.toolkit.fluxcd.io/name": "gpu-gitops",
+                    "kustomize.toolkit.fluxcd.io/namespace": "cozy-fluxcd",
+                },
+            },
+            "spec": {"variant": "default"},
+        }
+    )
+    kubevirt_hr = next(
+        o for o in objects if o["kind"] == "HelmRelease" and o["metadata"]["name"] == "kubevirt"
+    )
+    kubevirt_hr["spec"]["driftDetection"] = {"mode": "enabled"}
+    kubevirt_hr["metadata"]["managedFields"].append(
+        _entry("kubectl-edit", {"f:spec": {"f:driftDetection": {"f:mode": {}}}})
+    )
+    snapshot = write_snapshot(tmp_path / "ams1", objects)
+    _, doc = audit_json(repo, snapshot, "ams1")
+    [orphan] = [f for f in doc["findings"] if f["type"] == "orphan"]
+    assert orphan["object"]["name"] == "cozystack.old-thing"
+    assert "removed from git" in orphan["message"]
+    [edit] = [f for f in by_kind(doc, "HelmRelease") if f["type"] == "modified"]
+    assert edit["path"] == "/spec/driftDetection/mode"
+    assert (edit["revert"], edit["missedByDriftDetection"]) == ("next-reconcile", False)
+    assert "transient" in edit["message"]
+    # the edit does not turn drift detection on: the operator-generated release stays blind
+    [pci] = by(doc, "KubeVirt", PCI)
+    assert pci["revert"] == "next-upgrade"
