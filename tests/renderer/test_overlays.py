@@ -88,7 +88,7 @@ def test_overlay_files_are_byte_stable(tmp_path: Path):
 
 
 def test_partial_kubevirt_on_flux_merges_instead_of_taking_over(tmp_path: Path):
-    text = PROFILE.replace("{type: cozystack, version: \"1.6\"}", "{type: flux}")
+    text = PROFILE.replace('{type: cozystack, version: "1.6"}', "{type: flux}")
     profile, marks = parse_profile(text, "clusters/c1/gpu-profile.yaml", "c1")
     lp = LoadedProfile("clusters/c1/gpu-profile.yaml", profile, marks, None)
     built = load_all(build_overlays({"c1": cluster_overlay(lp)})["c1"])
