@@ -17,9 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import git
-
 from benchmarks.profiles import write_profiles
+from renderer.gitrepo import init_repo
 from renderer.refdiff import diff_refs
 
 __all__ = ["main"]
@@ -29,12 +28,7 @@ _CHANGE = "  flux:\n    interval: 7m\n    driftDetection: disabled\n"
 
 def _repo(root: Path, n: int, changed: int) -> list[str]:
     names = write_profiles(root, n)
-    repo = git.Repo.init(root, initial_branch="main")
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "bench")
-        cfg.set_value("user", "email", "bench@example.invalid")
-    repo.git.add("-A")
-    repo.git.commit("-q", "-m", "base")
+    repo = init_repo(root, "base", user="bench", email="bench@example.invalid")
     repo.create_tag("base")
     step = max(1, n // changed)
     picked = names[::step][:changed]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.profiles import write_profiles
+from renderer.gitrepo import init_repo
 
 __all__ = ["main"]
 
@@ -35,16 +36,6 @@ _IDENTITY = {
 }
 TARGETS = {"publish": 5.0, "noop": 1.0}
 """Seconds on a 2-core machine for 1,000 clusters (issue 3)."""
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **_IDENTITY},
-    ).stdout
 
 
 def _step(step: str, repo: Path) -> dict[str, Any]:
@@ -110,14 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-publish-") as tmp:
         source, baseline = Path(tmp) / "source", Path(tmp) / "baseline"
         write_profiles(source, n)
-        _git(Path(tmp), "init", "-q", "-b", "main", str(source))
-        _git(source, "add", "-A")
-        _git(source, "commit", "-qm", "profiles")
+        init_repo(source, "profiles", user="bench", email="bench@example.invalid").close()
         first = _measure("publish", source)
         noop = _measure("publish", source)
         assert noop["commit"] is None, "the second publish must change nothing"
         # the same flat files, for GitPython to add and commit
-        _git(Path(tmp), "init", "-q", "-b", "main", str(baseline))
+        subprocess.run(
+            ["git", "init", "-q", "-b", "main", str(baseline)], check=True, capture_output=True
+        )
         archive = subprocess.run(
             ["git", "-C", str(source), "archive", "rendered"], check=True, capture_output=True
         ).stdout

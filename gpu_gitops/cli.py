@@ -20,6 +20,7 @@ from renderer.build import build_dir, build_overlays
 from renderer.crds import CRDFileError, Registry, namespace_kind
 from renderer.errors import Problem, ProfileError, RenderError
 from renderer.model import GPUProfile
+from renderer.overlays import KUSTOMIZATION
 from renderer.profile import PROFILE_FILE, check_cluster_name
 from renderer.render import label_commands, render_profiles
 from renderer.schema import json_schema
@@ -44,7 +45,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     _warnings(console, checked.warnings)
     # Committed overlays must build as they are.
     committed = {lp.name: repo / "overlays" / lp.name for lp in checked.profiles}
-    present = {n: d for n, d in committed.items() if (d / "kustomization.yaml").is_file()}
+    present = {n: d for n, d in committed.items() if (d / KUSTOMIZATION).is_file()}
     for name, path in sorted(present.items()):
         build_dir(path)
         console.say(f"overlays/{name}: builds")

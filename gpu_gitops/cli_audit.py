@@ -46,8 +46,6 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         raise AuditError(
             "--snapshot reads a folder: leave out --kubeconfig, --context, --in-cluster"
         )
-    if args.snapshot is not None and args.in_cluster:
-        raise AuditError("--in-cluster needs the API server; a snapshot has no artifact to fetch")
     repo = _repo(args)
     if args.snapshot is not None:
         live = Live(SnapshotReader(load_snapshot(args.snapshot)))

@@ -18,6 +18,7 @@ from audit.snapshot import load_snapshot
 from gpu_gitops.console import Console
 from renderer.build import build_overlays
 from renderer.errors import RenderError
+from renderer.gitrepo import init_repo
 from renderer.publish import publish
 from renderer.render import label_commands, render_profiles
 from renderer.validate import check_clusters
@@ -43,12 +44,9 @@ def run_demo(console: Console) -> int:
         # the second audited cluster of the demo (GPUs retired): see audit/demo/
         for folder in sorted((demo_dir() / "clusters").iterdir()):
             shutil.copytree(folder, root / "clusters" / folder.name)
-        repo = git.Repo.init(root, initial_branch="main")
-        with repo.config_writer() as cfg:
-            cfg.set_value("user", "name", "gpu-gitops demo")
-            cfg.set_value("user", "email", "demo@gpu-gitops.invalid")
-        repo.git.add("clusters")
-        repo.git.commit("-q", "-m", "Example GPU profiles")
+        repo = init_repo(
+            root, "Example GPU profiles", user="gpu-gitops demo", email="demo@gpu-gitops.invalid"
+        )
         console.say(f"demo repository: {len(list((root / 'clusters').iterdir()))} example clusters")
 
         checked = check_clusters(root)

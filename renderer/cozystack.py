@@ -15,7 +15,13 @@ from typing import Any
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import ProfileSpec
 from renderer.objects import KubeObject
-from renderer.wiring import HOST_DEVICES_GATE, mdev_configuration, mdev_entries, pci_entries
+from renderer.wiring import (
+    HOST_DEVICES_GATE,
+    mdev_configuration,
+    mdev_entries,
+    pci_entries,
+    permitted_host_devices,
+)
 
 __all__ = [
     "BUNDLE_VARIANTS",
@@ -231,7 +237,7 @@ def predict_packages(values: dict[str, Any], version: str) -> list[KubeObject]:
             pci = list(user_pci)
             mdev += list(user_mdev)
             mdev_config = dict(_get(values, "gpu", "mediatedDevicesConfiguration") or {})
-        permitted = {k: v for k, v in (("pciHostDevices", pci), ("mediatedDevices", mdev)) if v}
+        permitted = permitted_host_devices(pci, mdev)
         if permitted:
             kubevirt["permittedHostDevices"] = permitted
         if mdev_config:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from renderer.objects import KubeObject, ObjectKey, key_of
+from renderer.objects import KubeObject, ObjectKey, json_pointer, key_of
 
 __all__ = [
     "LIST_KEYS",
@@ -92,11 +92,6 @@ def display_path(path: Iterable[Segment]) -> str:
     return out
 
 
-def json_pointer(parts: Iterable[str | int]) -> str:
-    """RFC 6901 pointer."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
 def _digest(value: Any) -> dict[str, str]:
     raw = value if isinstance(value, str) else repr(value)
     return {"redacted": "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()}
@@ -151,23 +146,22 @@ def same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_Path = tuple[Segment, ...]
+_Pointer = tuple[str | int, ...]
+_ABSENT: Any = object()
+"""The side of a key or index that one list or mapping does not have."""
+
+
 class _Walker:
     def __init__(self) -> None:
         self.out: list[FieldChange] = []
 
     def emit(
-        self,
-        path: tuple[Segment, ...],
-        ptr: tuple[str | int, ...],
-        change: Change,
-        before: Any = None,
-        after: Any = None,
+        self, path: _Path, ptr: _Pointer, change: Change, before: Any = None, after: Any = None
     ) -> None:
         self.out.append(FieldChange(path, json_pointer(ptr), change, before, after))
 
-    def walk(
-        self, before: Any, after: Any, path: tuple[Segment, ...], ptr: tuple[str | int, ...]
-    ) -> None:
+    def walk(self, before: Any, after: Any, path: _Path, ptr: _Pointer) -> None:
         if same(before, after):
             return
         if (
@@ -176,29 +170,29 @@ class _Walker:
             and not (_is_redacted(before) or _is_redacted(after))
         ):
             for k in sorted(set(before) | set(after)):
-                p, q = (*path, k), (*ptr, k)
-                if k not in after:
-                    self.emit(p, q, "removed", before=before[k])
-                elif k not in before:
-                    self.emit(p, q, "added", after=after[k])
-                else:
-                    self.walk(before[k], after[k], p, q)
+                self.step(before.get(k, _ABSENT), after.get(k, _ABSENT), (*path, k), (*ptr, k))
         elif isinstance(before, list) and isinstance(after, list):
             self.walk_list(before, after, path, ptr)
         else:
             self.emit(path, ptr, "changed", before, after)
 
-    def walk_list(
-        self,
-        before: list[Any],
-        after: list[Any],
-        path: tuple[Segment, ...],
-        ptr: tuple[str | int, ...],
-    ) -> None:
+    def step(self, before: Any, after: Any, path: _Path, ptr: _Pointer) -> None:
+        """One key or index of both sides: removed, added, or compared further."""
+        if after is _ABSENT:
+            self.emit(path, ptr, "removed", before=before)
+        elif before is _ABSENT:
+            self.emit(path, ptr, "added", after=after)
+        else:
+            self.walk(before, after, path, ptr)
+
+    def walk_list(self, before: list[Any], after: list[Any], path: _Path, ptr: _Pointer) -> None:
         field = _list_key(before, after)
         if field is None:
             if all(isinstance(e, dict) for e in before + after):
-                self.walk_indexed(before, after, path, ptr)
+                for i in range(max(len(before), len(after))):
+                    was = before[i] if i < len(before) else _ABSENT
+                    now = after[i] if i < len(after) else _ABSENT
+                    self.step(was, now, (*path, i), (*ptr, i))
             elif sorted(map(repr, before)) == sorted(map(repr, after)):
                 self.emit(path, ptr, "reordered", before, after)
             else:
@@ -219,22 +213,6 @@ class _Walker:
         common_new = [v for v in new if v in old]
         if common_old != common_new:
             self.emit(path, ptr, "reordered", common_old, common_new)
-
-    def walk_indexed(
-        self,
-        before: list[Any],
-        after: list[Any],
-        path: tuple[Segment, ...],
-        ptr: tuple[str | int, ...],
-    ) -> None:
-        for i in range(max(len(before), len(after))):
-            p, q = (*path, i), (*ptr, i)
-            if i >= len(after):
-                self.emit(p, q, "removed", before=before[i])
-            elif i >= len(before):
-                self.emit(p, q, "added", after=after[i])
-            else:
-                self.walk(before[i], after[i], p, q)
 
 
 def diff_objects(

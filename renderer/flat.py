@@ -37,6 +37,7 @@ __all__ = [
     "METADATA_FILE",
     "Metadata",
     "cluster_files",
+    "cluster_objects",
     "object_file",
     "profile_digest",
     "split_documents",

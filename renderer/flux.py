@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from renderer.model import ProfileSpec
-from renderer.wiring import HOST_DEVICES_GATE, mdev_configuration, mdev_entries, pci_entries
+from renderer.wiring import (
+    HOST_DEVICES_GATE,
+    mdev_configuration,
+    mdev_entries,
+    pci_entries,
+    permitted_host_devices,
+)
 
 __all__ = ["gpu_operator_values", "kubevirt_configuration"]
 
@@ -66,7 +72,7 @@ def kubevirt_configuration(spec: ProfileSpec) -> dict[str, Any]:
     config: dict[str, Any] = {"developerConfiguration": {"featureGates": gates}}
     pci = pci_entries(spec.devices)
     mdev = mdev_entries(spec.devices) if spec.variant == "vgpu" else []
-    permitted = {k: v for k, v in (("pciHostDevices", pci), ("mediatedDevices", mdev)) if v}
+    permitted = permitted_host_devices(pci, mdev)
     if permitted:
         config["permittedHostDevices"] = permitted
     if spec.variant == "vgpu":

@@ -1,4 +1,5 @@
-"""Reading profiles from git without a checkout: the files under clusters/ at a ref."""
+"""Git repositories at the edges: opening the checkout, reading the files under clusters/ at a
+ref without a checkout, and starting a fresh repository (the demo, benchmarks and tests)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import git
 
 from renderer.errors import GitError
 
-__all__ = ["open_repo", "origin_url", "resolve", "tree_files", "write_files"]
+__all__ = ["init_repo", "open_repo", "origin_url", "resolve", "tree_files", "write_files"]
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -17,6 +18,21 @@ def open_repo(path: Path) -> git.Repo:
         return git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{path} is not inside a git repository; pass --repo DIR") from None
+
+
+def init_repo(root: Path, message: str, *, user: str, email: str) -> git.Repo:
+    """A new repository at `root` (branch main) whose first commit holds everything under it.
+
+    The committer identity goes into the repository's own config, so later commits made there
+    (by git, gitpython or `publish`) work whatever the user's ~/.gitconfig says.
+    """
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as cfg:
+        cfg.set_value("user", "name", user)
+        cfg.set_value("user", "email", email)
+    repo.git.add("-A")
+    repo.git.commit("-q", "-m", message)
+    return repo
 
 
 def origin_url(path: Path) -> str | None:

@@ -1,10 +1,11 @@
-"""Kubernetes objects as plain dicts, and the key that identifies one."""
+"""Kubernetes objects as plain dicts, the key that identifies one, and JSON pointers into one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-__all__ = ["KubeObject", "ObjectKey", "key_of"]
+__all__ = ["KubeObject", "ObjectKey", "json_pointer", "key_of"]
 
 KubeObject = dict[str, Any]
 
@@ -34,3 +35,8 @@ def key_of(obj: KubeObject) -> ObjectKey:
     return ObjectKey(
         group, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", ""))
     )
+
+
+def json_pointer(parts: Iterable[str | int]) -> str:
+    """RFC 6901 pointer."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)

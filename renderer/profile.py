@@ -10,7 +10,7 @@ from typing import Any
 from renderer.errors import Problem, ProfileError
 from renderer.model import DNS_LABEL, GPUProfile
 from renderer.schema import decode
-from renderer.yaml_io import Marks, load_marked
+from renderer.yaml_io import Marks, load_marked, nearest_line
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -57,9 +57,7 @@ class LoadedProfile:
 
     def line(self, *path: str | int) -> int:
         """Line of the nearest written ancestor of `path` (1 if none)."""
-        while path and path not in self.marks:
-            path = path[:-1]
-        return self.marks.get(path, 1)
+        return nearest_line(self.marks, path)
 
     def written(self, *path: str | int) -> bool:
         """Whether the profile spells out this field (rather than taking its default)."""
@@ -91,17 +89,15 @@ def _read(path: Path, display: str) -> str:
         # Read at most one byte past the limit: a symlink to /dev/zero has size 0 but no end.
         with path.open("rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise ProfileError(
-                [Problem(display, 0, "", f"file is over the {MAX_FILE_BYTES} bytes limit")]
-            )
-        return data.decode("utf-8")
     except FileNotFoundError:
         raise ProfileError([Problem(display, 0, "", "file not found")]) from None
-    except UnicodeDecodeError:
-        raise ProfileError([Problem(display, 0, "", "not UTF-8 text")]) from None
     except OSError as exc:
         raise ProfileError([Problem(display, 0, "", f"cannot read: {exc.strerror}")]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ProfileError(
+            [Problem(display, 0, "", f"file is over the {MAX_FILE_BYTES} bytes limit")]
+        )
+    return _decode(data, display)
 
 
 def parse_profile(text: str, file: str, folder: str | None) -> tuple[GPUProfile, Marks]:
@@ -144,17 +140,12 @@ _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
 def _parse_platform(text: str, file: str) -> PlatformDoc:
     data, marks = load_marked(text, file)
 
-    def line(path: tuple[str, ...]) -> int:
-        while path and path not in marks:
-            path = path[:-1]
-        return marks.get(path, 1)
-
     if not isinstance(data, dict):
         raise ProfileError(
             [
                 Problem(
                     file,
-                    line(()),
+                    nearest_line(marks, ()),
                     "",
                     "must be the platform Package (kubectl get packages.cozystack.io "
                     "cozystack.cozystack-platform -o yaml), a mapping",
@@ -180,13 +171,15 @@ def _parse_platform(text: str, file: str) -> PlatformDoc:
             ok = all(isinstance(v, str) for v in value)
         if not ok:
             bad.add(path)
-            problems.append(Problem(file, line(path), ".".join(path), f"must be {what}"))
+            problems.append(
+                Problem(file, nearest_line(marks, path), ".".join(path), f"must be {what}")
+            )
     meta = data.get("metadata")
     if ("metadata",) not in bad and (meta or {}).get("name") != "cozystack.cozystack-platform":
         problems.append(
             Problem(
                 file,
-                line(("metadata", "name")),
+                nearest_line(marks, ("metadata", "name")),
                 "metadata.name",
                 'must be "cozystack.cozystack-platform"',
             )

@@ -7,7 +7,6 @@ so it is neither loaded nor built.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +17,9 @@ import git
 from renderer.build import build_overlays
 from renderer.diff import ObjectChange, diff_objects, index_objects
 from renderer.errors import Problem, ProfileError
-from renderer.gitrepo import open_repo, resolve, write_files
+from renderer.gitrepo import open_repo, resolve
 from renderer.objects import KubeObject, ObjectKey
+from renderer.overlays import cluster_overlay
 from renderer.profile import (
     MAX_FILE_BYTES,
     PLATFORM_FILE,
@@ -27,9 +27,9 @@ from renderer.profile import (
     LoadedProfile,
     check_cluster_name,
 )
-from renderer.render import render_profiles
-from renderer.risks import Risk, cluster_risks
-from renderer.validate import check_clusters
+from renderer.risk_check import Risk
+from renderer.risks import cluster_risks
+from renderer.validate import ClusterFiles, check_files
 from renderer.yaml_io import load_all
 
 __all__ = ["INPUT_FILES", "ClusterDiff", "RefDiff", "Side", "cluster_inputs", "diff_refs"]
@@ -101,16 +101,16 @@ def _digest(blobs: Mapping[str, git.Blob]) -> tuple[tuple[str, str], ...]:
 
 
 def _load(
-    side: Side, inputs: Mapping[str, Mapping[str, git.Blob]], names: Sequence[str], scratch: Path
+    side: Side, inputs: Mapping[str, Mapping[str, git.Blob]], names: Sequence[str]
 ) -> dict[str, LoadedProfile]:
-    """Write the clusters' input files under `scratch`, then load and check them.
+    """Load and check the clusters' input files straight from their blobs.
 
     ProfileError problems name the ref the way git does, e.g. main:clusters/ams1/gpu-profile.yaml.
     """
     present = [n for n in names if n in inputs]
     if not present:
         return {}
-    files: dict[str, bytes] = {}
+    files: dict[str, ClusterFiles] = {}
     problems: list[Problem] = []
     for name in present:
         try:
@@ -118,21 +118,23 @@ def _load(
         except ProfileError as exc:
             problems += exc.problems
             continue
+        data: dict[str, bytes] = {}
         for blob in inputs[name].values():
-            path = f"clusters/{name}/{blob.name}"
-            if blob.size > MAX_FILE_BYTES:
+            if blob.size > MAX_FILE_BYTES:  # refused before its bytes are read
+                path = f"clusters/{name}/{blob.name}"
                 problems.append(
                     Problem(
                         path, 0, "", f"file is {blob.size} bytes, over the {MAX_FILE_BYTES} limit"
                     )
                 )
                 continue
-            files[path] = blob.data_stream.read()
+            data[blob.name] = blob.data_stream.read()
+        if PROFILE_FILE in data:
+            files[name] = (data[PROFILE_FILE], data.get(PLATFORM_FILE))
     try:
         if problems:
             raise ProfileError(problems)
-        write_files(scratch, files)
-        checked = check_clusters(scratch, present)
+        checked = check_files(files)
     except ProfileError as exc:
         raise ProfileError(
             [
@@ -147,8 +149,7 @@ def _load(
 def _build(profiles: Mapping[str, LoadedProfile]) -> dict[str, Objects]:
     if not profiles:
         return {}
-    rendered = render_profiles(list(profiles.values()))
-    built = build_overlays(rendered.overlays)
+    built = build_overlays({name: cluster_overlay(lp) for name, lp in profiles.items()})
     return {name: index_objects(load_all(text)) for name, text in built.items()}
 
 
@@ -170,12 +171,11 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
         ]
         profiles: list[dict[str, LoadedProfile]] = []
         problems: list[Problem] = []
-        with tempfile.TemporaryDirectory(prefix="gpu-gitops-diff-") as tmp:
-            for i, side in enumerate(sides):
-                try:
-                    profiles.append(_load(side, inputs[i], names, Path(tmp) / str(i)))
-                except ProfileError as exc:
-                    problems += exc.problems
+        for i, side in enumerate(sides):
+            try:
+                profiles.append(_load(side, inputs[i], names))
+            except ProfileError as exc:
+                problems += exc.problems
     finally:
         repo.close()
     if problems:

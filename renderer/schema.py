@@ -18,7 +18,7 @@ from dataclasses import MISSING, dataclass
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from renderer.errors import Problem, ProfileError
-from renderer.yaml_io import Marks, Path
+from renderer.yaml_io import Marks, Path, nearest_line
 
 __all__ = ["decode", "field_path", "json_schema", "spec", "yaml_key"]
 
@@ -107,9 +107,7 @@ class _Decoder:
         self.problems: list[Problem] = []
 
     def line(self, path: Path) -> int:
-        while path and path not in self.marks:
-            path = path[:-1]
-        return self.marks.get(path, 0)
+        return nearest_line(self.marks, path, missing=0)
 
     def error(self, path: Path, message: str) -> None:
         self.problems.append(Problem(self.file, self.line(path), field_path(path), message))

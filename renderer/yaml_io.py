@@ -12,7 +12,7 @@ import yaml
 
 from renderer.errors import Problem, ProfileError
 
-__all__ = ["Marks", "Path", "dump_all", "dump_yaml", "load_all", "load_marked"]
+__all__ = ["Marks", "Path", "dump_all", "dump_yaml", "load_all", "load_marked", "nearest_line"]
 
 Path = tuple[str | int, ...]
 Marks = dict[Path, int]
@@ -102,6 +102,13 @@ def load_marked(text: str, file: str) -> tuple[Any, Marks]:
         raise ProfileError([Problem(file, line, "", "more than one YAML document; keep one")])
     builder = _Builder(file)
     return builder.build(docs[0], ()), builder.marks
+
+
+def nearest_line(marks: Marks, path: Path, missing: int = 1) -> int:
+    """Line of `path`, or of its nearest written ancestor (the document's own line included)."""
+    while path and path not in marks:
+        path = path[:-1]
+    return marks.get(path, missing)
 
 
 def dump_yaml(obj: Any) -> str:

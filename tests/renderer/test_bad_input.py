@@ -15,6 +15,7 @@ import pytest
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.profile import MAX_FILE_BYTES
+from tests.renderer.profile_texts import write_cluster
 
 F = "clusters/c1/gpu-profile.yaml"
 PF = "clusters/c1/platform.yaml"
@@ -521,13 +522,7 @@ def make_repo(root: Path, profile: str | bytes, platform: str | None, name: str 
     }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    folder = root / "clusters" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    data = profile.encode() if isinstance(profile, str) else profile
-    (folder / "gpu-profile.yaml").write_bytes(data)
-    if platform is not None:
-        (folder / "platform.yaml").write_text(platform)
-    return root
+    return write_cluster(root, profile, name, platform)
 
 
 def tree(root: Path) -> dict[str, bytes | None]:

@@ -17,7 +17,7 @@ import pytest
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.github import GitHub, GitHubError
-from renderer.report_diff import MARKER
+from renderer.report_markdown import MARKER
 
 TOKEN = "ghp_test_token_never_printed"
 OWNER, REPO, PR = "acme", "gitops", 7

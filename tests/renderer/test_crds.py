@@ -17,13 +17,10 @@ import pytest
 import yaml
 
 from gpu_gitops.cli import SCHEMA_ID
-from renderer.build import build_overlays
 from renderer.cozystack import PLATFORM_PACKAGE, effective_values, predict_packages
 from renderer.crds import Registry, namespace_kind
 from renderer.model import GPUProfile
-from renderer.render import render_profiles
 from renderer.schema import json_schema
-from renderer.validate import check_clusters
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = {
@@ -48,18 +45,6 @@ CRD_FILES = (
 @pytest.fixture(scope="module")
 def registry(reference_dir: Path) -> Registry:
     return Registry.from_files([reference_dir / f for f in CRD_FILES], extra=[namespace_kind()])
-
-
-@pytest.fixture(scope="module")
-def built() -> dict[str, tuple[Any, list[dict[str, Any]]]]:
-    """Cluster -> (loaded profile, built objects), through the renderer's own pipeline."""
-    checked = check_clusters(REPO_ROOT)
-    texts = build_overlays(render_profiles(checked.profiles).overlays)
-    profiles = {lp.name: lp for lp in checked.profiles}
-    return {
-        name: (profiles[name], [d for d in yaml.safe_load_all(text) if d is not None])
-        for name, text in texts.items()
-    }
 
 
 def test_registry_has_the_kinds_we_emit(registry: Registry) -> None:

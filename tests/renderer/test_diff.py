@@ -16,6 +16,7 @@ from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer import build, refdiff
 from renderer.diff import ListKey, diff_objects, display_path, index_objects, redact
+from renderer.gitrepo import init_repo
 from renderer.objects import ObjectKey
 from renderer.refdiff import RefDiff, diff_refs
 from tests.conftest import REPO_ROOT
@@ -34,11 +35,7 @@ def repo(tmp_path: Path) -> git.Repo:
     """A repository whose first commit (tag `base`) holds the example clusters."""
     root = tmp_path / "gitops"
     shutil.copytree(REPO_ROOT / "clusters", root / "clusters")
-    r = git.Repo.init(root, initial_branch="main")
-    with r.config_writer() as cfg:
-        cfg.set_value("user", "name", "t")
-        cfg.set_value("user", "email", "t@example.invalid")
-    _commit(r, "example clusters")
+    r = init_repo(root, "example clusters", user="t", email="t@example.invalid")
     r.create_tag("base")
     return r
 

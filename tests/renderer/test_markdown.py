@@ -9,8 +9,9 @@ import pytest
 
 from renderer.diff import diff_objects, index_objects
 from renderer.refdiff import ClusterDiff, RefDiff, Side
-from renderer.report_diff import COMMENT_LIMIT, MARKER, render_markdown, render_text
-from renderer.risks import Risk
+from renderer.report_diff import render_text
+from renderer.report_markdown import COMMENT_LIMIT, MARKER, render_markdown
+from renderer.risk_check import Risk
 
 BASE = Side("main", "a" * 40)
 HEAD = Side("HEAD", "b" * 40)

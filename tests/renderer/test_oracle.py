@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 import yaml
 
-from renderer.build import build_overlays
 from renderer.cozystack import (
     GPU_OPERATOR,
     HAMI,
@@ -29,8 +28,6 @@ from renderer.cozystack import (
     effective_values,
     predict_packages,
 )
-from renderer.render import render_profiles
-from renderer.validate import check_clusters
 from tests.renderer.helmchart import MAIN_CHART, ChartFailed, PlatformChart, reference_root
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -115,18 +112,6 @@ def _cozystack_examples() -> list[str]:
 
 
 COZYSTACK_EXAMPLES = _cozystack_examples()
-
-
-@pytest.fixture(scope="module")
-def built() -> dict[str, tuple[Any, list[dict[str, Any]]]]:
-    """Cluster -> (loaded profile, built objects), through the renderer's own pipeline."""
-    checked = check_clusters(REPO_ROOT)
-    texts = build_overlays(render_profiles(checked.profiles).overlays)
-    profiles = {lp.name: lp for lp in checked.profiles}
-    return {
-        name: (profiles[name], [d for d in yaml.safe_load_all(text) if d is not None])
-        for name, text in texts.items()
-    }
 
 
 def test_there_are_cozystack_examples() -> None:

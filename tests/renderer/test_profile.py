@@ -22,6 +22,8 @@ from renderer.profile import (
 from renderer.schema import json_schema
 from renderer.yaml_io import load_marked
 from tests.conftest import REPO_ROOT
+from tests.renderer.profile_texts import HEAD, PLATFORM_OK
+from tests.renderer.profile_texts import write_cluster as write
 
 FILE = "clusters/c1/gpu-profile.yaml"
 PLATFORM = "clusters/c1/platform.yaml"
@@ -43,39 +45,6 @@ spec:
   nodes:
     gpu-1: vm-passthrough
 """
-
-# Lines 1-5 of every profile below; the spec body starts on line 6.
-HEAD = """\
-apiVersion: gpu-gitops/v1alpha1
-kind: GPUProfile
-metadata:
-  name: c1
-spec:
-"""
-
-PLATFORM_OK = """\
-apiVersion: cozystack.io/v1alpha1
-kind: Package
-metadata:
-  name: cozystack.cozystack-platform
-spec:
-  variant: isp-full
-  components:
-    platform:
-      values:
-        bundles:
-          enabledPackages: [cozystack.external-dns]
-"""
-
-
-def write(root: Path, text: str | bytes, name: str = "c1", platform: str | None = None) -> Path:
-    folder = root / "clusters" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    data = text.encode() if isinstance(text, str) else text
-    (folder / "gpu-profile.yaml").write_bytes(data)
-    if platform is not None:
-        (folder / "platform.yaml").write_text(platform)
-    return root
 
 
 def errors(root: Path, name: str = "c1") -> list[str]:

@@ -15,13 +15,15 @@ import pytest
 import yaml
 
 import renderer.publish as publish_module
+import renderer.publish_plan as plan_module
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.build import build_overlays
 from renderer.flat import KUSTOMIZATION_FILE, METADATA_FILE, Metadata, cluster_objects
 from renderer.gitobjects import update_ref
 from renderer.overlays import cluster_overlay
-from renderer.publish import commit_message, publish, tool_version
+from renderer.publish import publish
+from renderer.publish_plan import commit_message, tool_version
 from renderer.validate import check_clusters
 from tests.conftest import REPO_ROOT
 
@@ -213,7 +215,7 @@ def test_unchanged_clusters_are_not_built_again(source: Path, monkeypatch: pytes
         seen.append(sorted(overlays))
         return build_overlays(overlays, progress)
 
-    monkeypatch.setattr(publish_module, "build_overlays", recording)
+    monkeypatch.setattr(plan_module, "build_overlays", recording)
     assert run("publish", "--repo", str(source))[0] == 0
     assert seen == [["fra1"]]
     seen.clear()
@@ -223,7 +225,7 @@ def test_unchanged_clusters_are_not_built_again(source: Path, monkeypatch: pytes
 
 def test_a_new_tool_version_rebuilds_every_cluster(source: Path, monkeypatch: pytest.MonkeyPatch):
     run("publish", "--repo", str(source))
-    monkeypatch.setattr(publish_module, "tool_version", lambda: "gpu-gitops 9.9.9")
+    monkeypatch.setattr(plan_module, "tool_version", lambda: "gpu-gitops 9.9.9")
     code, out, _ = run("publish", "--repo", str(source))
     assert code == 0
     changed = sh(source, "diff", "--name-only", f"{out.strip()}^", out.strip()).split()

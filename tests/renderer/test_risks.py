@@ -8,26 +8,15 @@ from pathlib import Path
 import pytest
 
 from renderer.build import build_overlays
+from renderer.device_risks import permitted_devices
 from renderer.diff import index_objects
 from renderer.objects import KubeObject, ObjectKey
 from renderer.profile import LoadedProfile, load_profile
 from renderer.render import render_profiles
-from renderer.risks import Risk, cluster_risks, permitted_devices
+from renderer.risk_check import Risk
+from renderer.risks import cluster_risks
 from renderer.yaml_io import load_all
-
-PLATFORM = """\
-apiVersion: cozystack.io/v1alpha1
-kind: Package
-metadata:
-  name: cozystack.cozystack-platform
-spec:
-  variant: isp-full
-  components:
-    platform:
-      values:
-        bundles:
-          enabledPackages: [cozystack.external-dns]
-"""
+from tests.renderer.profile_texts import PLATFORM_OK as PLATFORM
 
 Built = tuple[LoadedProfile, dict[ObjectKey, KubeObject]]
 

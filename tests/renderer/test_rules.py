@@ -19,16 +19,10 @@ from renderer.errors import Problem, ProfileError
 from renderer.render import label_commands, render_profiles
 from renderer.validate import Checked, check_clusters
 from renderer.yaml_io import load_all
+from tests.renderer.profile_texts import HEAD
 
 PROFILE = "clusters/c1/gpu-profile.yaml"
 PLATFORM = "clusters/c1/platform.yaml"
-HEAD = """\
-apiVersion: gpu-gitops/v1alpha1
-kind: GPUProfile
-metadata:
-  name: c1
-spec:
-"""
 VALUES = "spec.components.platform.values.bundles"
 
 

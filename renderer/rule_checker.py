@@ -1,0 +1,43 @@
+"""Where rule problems go: the profile (or platform.yaml) being checked and what was found.
+
+The checks in rules.py, device_rules.py and platform_rules.py each take a `RuleChecker` and add
+errors or warnings at the line where the field is written (or its nearest written parent).
+"""
+
+from __future__ import annotations
+
+from renderer.errors import Problem, Severity
+from renderer.profile import LoadedProfile
+from renderer.schema import field_path
+from renderer.yaml_io import Path
+
+__all__ = ["RuleChecker"]
+
+
+class RuleChecker:
+    """One loaded profile under check, and the Problems found in it so far."""
+
+    def __init__(self, lp: LoadedProfile):
+        self.lp = lp
+        self.spec = lp.profile.spec
+        self.cozystack = self.spec.platform.type == "cozystack"
+        self.problems: list[Problem] = []
+
+    def add(self, path: Path, message: str, severity: Severity = "error") -> None:
+        line = self.lp.line(*path)
+        self.problems.append(Problem(self.lp.file, line, field_path(path), message, severity))
+
+    def warn(self, path: Path, message: str) -> None:
+        self.add(path, message, "warning")
+
+    def platform_problem(self, path: Path, message: str, severity: Severity = "error") -> None:
+        doc = self.lp.platform
+        assert doc is not None
+        line = 1
+        probe = path
+        while probe:
+            if probe in doc.marks:
+                line = doc.marks[probe]
+                break
+            probe = probe[:-1]
+        self.problems.append(Problem(doc.file, line, field_path(path), message, severity))
