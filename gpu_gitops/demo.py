@@ -3,9 +3,12 @@ build, publish the rendered branch, then audit built-in snapshots of two live cl
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import git
@@ -37,8 +40,29 @@ def examples_dir() -> Path:
     raise FileNotFoundError("the example clusters are missing from this installation")
 
 
+# Commits of the demo carry fixed dates, so the revisions it prints are the same on every run.
+_DEMO_DATE = "2026-01-01T00:00:00+0000"
+
+
+@contextlib.contextmanager
+def _fixed_commit_dates() -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
+    os.environ.update(dict.fromkeys(saved, _DEMO_DATE))
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def run_demo(console: Console) -> int:
-    with tempfile.TemporaryDirectory(prefix="gpu-gitops-demo-") as tmp:
+    with (
+        _fixed_commit_dates(),
+        tempfile.TemporaryDirectory(prefix="gpu-gitops-demo-") as tmp,
+    ):
         root = Path(tmp)
         shutil.copytree(examples_dir(), root / "clusters")
         # the second audited cluster of the demo (GPUs retired): see audit/demo/
@@ -63,15 +87,20 @@ def run_demo(console: Console) -> int:
             console.progress(done, total, f"built {name}")
 
         built = build_overlays(rendered.overlays, progress=tick)
-        console.data(f"{'cluster':<8} {'platform':<10} {'variant':<12} objects\n")
+        rows = [("cluster", "platform", "variant", "objects")]
         for lp in checked.profiles:
             spec = lp.profile.spec
             kinds = Counter(o["kind"] for o in load_all(built[lp.name]))
             summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none"
             platform = f"{spec.platform.type} {spec.platform.version or ''}".strip()
-            console.data(f"{lp.name:<8} {platform:<10} {spec.variant:<12} {summary}\n")
+            rows.append((lp.name, platform, spec.variant, summary))
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        for row in rows:
+            cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+            console.data("  ".join([*cells, row[3]]) + "\n")
+        for lp in checked.profiles:
             for command in label_commands(lp):
-                console.data(f"         label: {command}\n")
+                console.data(f"label nodes of {lp.name}: {command}\n")
         audit_snapshots(root, repo, console)
     return 0
 

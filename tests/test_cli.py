@@ -15,6 +15,7 @@ import argparse
 import io
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -332,3 +333,17 @@ def test_validate_crds_names_a_file_that_is_not_yaml(repo, crd_dir):
     assert err.endswith(
         "broken.yaml:2: not a YAML file of CRDs (did not find expected ',' or ']')\n"
     )
+
+
+# --- demo -----------------------------------------------------------------------------------------
+
+
+def test_demo_whole_output():
+    """The demo's whole output; the published revision is masked, since it names a digest of the
+    renderer's code (hydrator.metadata's tool version) and so moves with every code change."""
+    code, out, err = run(None, "demo")
+    assert code == 0, err
+    again = run(None, "demo")
+    assert again == (code, out, err), "two runs of the demo print the same bytes"
+    masked = re.sub(r"sha1:[0-9a-f]{40}", "sha1:<published commit>", out)
+    snapshot("demo", transcript(["demo"], code, masked, err))
