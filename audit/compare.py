@@ -27,8 +27,11 @@ from typing import Any, Literal
 
 from audit.findings import Item, Segment, SetValue, pointer
 from audit.known_types import (
+    ALWAYS_DROPPED_ANNOTATIONS,
+    EMPTY_MAP_IS_A_VALUE,
     INJECTED_ANNOTATIONS,
     INJECTED_LABELS,
+    SERVER_METADATA,
     Pattern,
     is_injected,
     list_rule,
@@ -38,7 +41,7 @@ from audit.known_types import (
 from audit.normalize import normalize
 from renderer.objects import KubeObject
 
-__all__ = ["Change", "canonical", "compare_normalized", "compare_objects"]
+__all__ = ["Change", "canonical", "compare_normalized", "compare_objects", "unchanged"]
 
 ChangeKind = Literal["modified", "added", "removed", "reordered"]
 
@@ -126,6 +129,13 @@ class _Differ:
     ) -> None:
         if not self.in_scope(fpath):
             return
+        if (
+            isinstance(d, dict | list)
+            and type(d) is type(l)
+            and d == l
+            and canonical(d) == canonical(l)
+        ):
+            return  # the same value (== in C first; canonical JSON keeps true apart from 1)
         if isinstance(d, dict) and isinstance(l, dict):
             for key, dv in d.items():
                 sub = (*fpath, key)
@@ -245,7 +255,9 @@ def compare_normalized(
     desired: KubeObject, live: KubeObject, scope: Sequence[Pattern] | None = None
 ) -> list[Change]:
     """Changes between two normalized objects; `scope` limits them to these field paths."""
-    if canonical(desired) == canonical(live):
+    # Python's == first (C speed, stops at the first difference): values that differ for it
+    # differ canonically too; only those equal for it (True == 1) need the canonical check.
+    if desired == live and canonical(desired) == canonical(live):
         return []
     group = str(live.get("apiVersion") or desired.get("apiVersion", "")).rpartition("/")[0]
     kind = str(live.get("kind") or desired.get("kind", ""))
@@ -257,8 +269,67 @@ def compare_normalized(
     return differ.out
 
 
+_LIVE_ONLY_METADATA = frozenset({*SERVER_METADATA, "ownerReferences", "finalizers"})
+"""Metadata a live object may carry that git does not declare, and that is never drift."""
+_NOT_COMPARED = ("apiVersion", "metadata", "status")
+
+
+def _same_map(declared: Any, live: Any, injected: tuple[str, ...], keep_empty: bool) -> bool:
+    """Labels or annotations: the declared ones equal live, and live adds only injected ones."""
+    if keep_empty and any(
+        m == {} or (isinstance(m, dict) and not ALWAYS_DROPPED_ANNOTATIONS.isdisjoint(m))
+        for m in (declared, live)
+    ):
+        return False  # an empty map is a value there: left to the differ
+    declared = {} if declared is None else declared
+    live = {} if live is None else live
+    if not isinstance(declared, dict) or not isinstance(live, dict):
+        return False
+    for key, value in declared.items():
+        if key in ALWAYS_DROPPED_ANNOTATIONS:
+            continue
+        if type(value) is not str or type(live.get(key)) is not str or live[key] != value:
+            return False
+    return all(
+        key in declared or key in ALWAYS_DROPPED_ANNOTATIONS or is_injected(key, injected)
+        for key in live
+    )
+
+
+def unchanged(desired: KubeObject, live: KubeObject) -> bool:
+    """Whether the raw pair certainly compares without any change: all but metadata and status
+    the same value, and metadata differing only by what is never drift (server-set fields,
+    injected labels and annotations). False means "normalize and compare", not drift.
+
+    Most objects a GitOps controller applied pass this (ConfigMaps, Secrets, custom resources
+    without schema defaults), and skip normalization, which costs ten times more."""
+    rest_d = {k: v for k, v in desired.items() if k not in _NOT_COMPARED}
+    rest_l = {k: v for k, v in live.items() if k not in _NOT_COMPARED}
+    if rest_d != rest_l or canonical(rest_d) != canonical(rest_l):
+        return False
+    meta_d, meta_l = desired.get("metadata"), live.get("metadata")
+    if not isinstance(meta_d, dict) or not isinstance(meta_l, dict):
+        return False
+    keep_empty = str(live.get("apiVersion", "")).rpartition("/")[0] in EMPTY_MAP_IS_A_VALUE
+    keep_empty |= str(desired.get("apiVersion", "")).rpartition("/")[0] in EMPTY_MAP_IS_A_VALUE
+    for name, injected in (("labels", INJECTED_LABELS), ("annotations", INJECTED_ANNOTATIONS)):
+        if not _same_map(meta_d.get(name), meta_l.get(name), injected, keep_empty):
+            return False
+    for key, value in meta_d.items():
+        if key in ("labels", "annotations") or key in SERVER_METADATA:
+            continue
+        if key not in meta_l or canonical(value) != canonical(meta_l[key]):
+            return False
+    return all(
+        key in meta_d or key in _LIVE_ONLY_METADATA or key in ("labels", "annotations")
+        for key in meta_l
+    )
+
+
 def compare_objects(
     desired: KubeObject, live: KubeObject, scope: Sequence[Pattern] | None = None
 ) -> list[Change]:
-    """Normalize both sides, then compare."""
+    """Normalize both sides, then compare (unless the raw pair is certainly unchanged)."""
+    if scope is None and unchanged(desired, live):
+        return []
     return compare_normalized(normalize(desired), normalize(live), scope)

@@ -26,6 +26,7 @@ import datetime as dt
 import re
 from collections.abc import Iterator
 from fractions import Fraction
+from functools import cache, lru_cache
 from typing import Any
 
 from audit.known_types import (
@@ -59,8 +60,22 @@ _UNITS = {
 }
 
 
+_ATOMS = frozenset({str, int, bool, type(None)})
+"""Exact types `plain` returns as they are (a JSON-decoded object is mostly these)."""
+
+
 def plain(value: Any) -> Any:
     """A deep copy as JSON: integral floats -> int, timestamps -> RFC 3339, bytes -> base64."""
+    # Fast path for what JSON decoding makes (exact dicts and lists with str keys): the audit
+    # copies every live object once, so this is per value of ~20k objects.
+    kind = type(value)
+    if kind is dict:
+        return {
+            (k if type(k) is str else str(k)): (v if type(v) in _ATOMS else plain(v))
+            for k, v in value.items()
+        }
+    if kind is list:
+        return [v if type(v) in _ATOMS else plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -161,15 +176,66 @@ def _secret(obj: KubeObject) -> None:
         obj["data"] = data
 
 
-def _drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
+_Trie = dict[str, Any]
+"""Path segment -> sub-trie; the key `_LEAF` holds the default values that end there."""
+_LEAF = "\x00"
+
+
+@cache
+def _defaults_trie(group: str, kind: str) -> _Trie:
+    """The kind's default paths as a trie, so one walk of an object visits each path once
+    (paths with `**` are left to `select`)."""
+    trie: _Trie = {}
     for default in DEFAULTS.get((group, kind), ()):
-        for container, key in list(select(obj, default.path)):
-            if container[key] == default.value and type(container[key]) is type(default.value):
-                _delete(container, key)
+        if "**" in default.path:
+            continue
+        node = trie
+        for segment in default.path:
+            node = node.setdefault(segment, {})
+        node.setdefault(_LEAF, []).append(default.value)
+    return trie
+
+
+def _walk_defaults(node: Any, trie: _Trie) -> None:
+    """Delete the values at the trie's paths below `node` that equal a default there."""
+    for segment, sub in trie.items():
+        if segment == _LEAF:
+            continue
+        if segment == "*":
+            children = _children(node)
+        elif isinstance(node, dict) and segment in node:
+            children = [(segment, node[segment])]
+        else:
+            continue
+        for key, child in children:
+            values = sub.get(_LEAF)
+            if values is not None and any(
+                child == value and type(child) is type(value) for value in values
+            ):
+                _delete(node, key)
+                continue
+            if len(sub) > (values is not None):
+                _walk_defaults(child, sub)
+
+
+@cache
+def _container_patterns(root: str) -> tuple[Pattern, ...]:
+    return tuple(compile_pattern(f"{root}/{box}/*") for box in ("containers", "initContainers"))
+
+
+def _drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
+    trie = _defaults_trie(group, kind)
+    if trie:
+        _walk_defaults(obj, trie)
+    for default in DEFAULTS.get((group, kind), ()):
+        if "**" in default.path:
+            for container, key in list(select(obj, default.path)):
+                if container[key] == default.value and type(container[key]) is type(default.value):
+                    _delete(container, key)
     root = POD_TEMPLATE_ROOTS.get((group, kind))
     if root:
-        for box in ("containers", "initContainers"):
-            for container, key in list(select(obj, compile_pattern(f"{root}/{box}/*"))):
+        for pattern in _container_patterns(root):
+            for container, key in list(select(obj, pattern)):
                 item = container[key]
                 if (
                     isinstance(item, dict)
@@ -208,19 +274,35 @@ _QUANTITY_TAILS = frozenset(p[-2] if p[-1] == "*" else p[-1] for p in QUANTITY_P
 """Last literal segment of each quantity path: a cheap filter before the glob match."""
 
 
+@lru_cache(maxsize=4096, typed=True)
+def _canonical_quantity(value: Any) -> str:
+    """canonical_quantity, remembered: the same few spellings recur in every pod spec."""
+    return canonical_quantity(value)
+
+
 def _quantities(node: Any, fpath: tuple[str, ...]) -> None:
     """One walk of the tree, canonicalizing every scalar at a quantity path."""
-    items: Any = node.items() if isinstance(node, dict) else enumerate(node)
+    parent_is_tail = bool(fpath) and fpath[-1] in _QUANTITY_TAILS
+    if isinstance(node, dict):
+        if not parent_is_tail and node.keys().isdisjoint(_QUANTITY_TAILS):
+            # no scalar here can be a quantity: only look below
+            for key, value in node.items():
+                if isinstance(value, dict | list):
+                    _quantities(value, (*fpath, key if type(key) is str else "*"))
+            return
+        items: Any = node.items()
+    else:
+        items = enumerate(node)
     for key, value in items:
-        sub = (*fpath, key if isinstance(key, str) else "*")
+        name = key if type(key) is str else "*"
         if isinstance(value, dict | list):
-            _quantities(value, sub)
-        elif (sub[-1] in _QUANTITY_TAILS or (len(sub) > 1 and sub[-2] in _QUANTITY_TAILS)) and any(
-            matches(p, sub) for p in QUANTITY_PATHS
-        ):
-            # not a quantity after all: compared as written
-            with contextlib.suppress(QuantityError):
-                node[key] = canonical_quantity(value)
+            _quantities(value, (*fpath, name))
+        elif parent_is_tail or name in _QUANTITY_TAILS:
+            sub = (*fpath, name)
+            if any(matches(p, sub) for p in QUANTITY_PATHS):
+                # not a quantity after all: compared as written
+                with contextlib.suppress(QuantityError):
+                    node[key] = _canonical_quantity(value)
 
 
 def _typed_values(obj: KubeObject, group: str) -> None:
@@ -232,31 +314,57 @@ def _typed_values(obj: KubeObject, group: str) -> None:
 
 
 def _prune(value: Any, keep_empty_maps: bool) -> Any:
-    """Drop None, [] and {} (the latter only when not flags), bottom-up."""
+    """Drop None, [] and {} (the latter only when not flags), bottom-up, in place (the value is
+    normalize's own copy)."""
+    if type(value) in _ATOMS:
+        return value
     if isinstance(value, dict):
-        out = {}
+        empty = []
         for key, child in value.items():
-            child = _prune(child, keep_empty_maps)
+            if type(child) not in _ATOMS:
+                child = value[key] = _prune(child, keep_empty_maps)
             if child is None or child == [] or (child == {} and not keep_empty_maps):
-                continue
-            out[key] = child
-        return out
+                empty.append(key)
+        for key in empty:
+            del value[key]
+        return value
     if isinstance(value, list):
-        return [_prune(v, keep_empty_maps) for v in value if v is not None]
+        return [
+            v if type(v) in _ATOMS else _prune(v, keep_empty_maps) for v in value if v is not None
+        ]
     return value
+
+
+_SERVER_METADATA = frozenset(SERVER_METADATA)
+
+
+def _copy(obj: KubeObject) -> KubeObject:
+    """plain(obj) without status and server-set metadata, which are never copied: managedFields
+    alone are often as large as the rest of a live object."""
+    out: KubeObject = {}
+    for k, v in obj.items():
+        key = k if type(k) is str else str(k)
+        if key == "status":
+            continue
+        if key == "metadata" and isinstance(v, dict):
+            out[key] = {
+                name: plain(value)
+                for name, value in ((str(mk), mv) for mk, mv in v.items())
+                if name not in _SERVER_METADATA
+            }
+        else:
+            out[key] = v if type(v) in _ATOMS else plain(v)
+    return out
 
 
 def normalize(obj: KubeObject) -> KubeObject:
     """The canonical form of one object (see the module docstring)."""
-    out: KubeObject = plain(obj)
+    out: KubeObject = _copy(obj)
     api_version = str(out.get("apiVersion", ""))
     group = api_version.rpartition("/")[0]
     kind = str(out.get("kind", ""))
-    out.pop("status", None)
     meta = out.get("metadata")
     if isinstance(meta, dict):
-        for key in SERVER_METADATA:
-            meta.pop(key, None)
         annotations = meta.get("annotations")
         if isinstance(annotations, dict):
             for key in ALWAYS_DROPPED_ANNOTATIONS:

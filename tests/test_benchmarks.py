@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,9 @@ from benchmarks.__main__ import BENCHMARKS, main
 
 
 def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
+    servers = _apiservers()
     assert main(["--small"]) == 0
+    assert _apiservers() == servers, "bench_audit left its test API server running"
     out = capsys.readouterr().out
     for module, _, _ in BENCHMARKS:
         assert f"== {module}\n" in out
@@ -20,3 +23,25 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(r"ratio full / diff: [0-9.]+x", out)
     assert re.search(r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB", out)
     assert re.search(r"no-op publish: .* GitPython index.add \(unchanged\) .* ratio [0-9.]+x", out)
+    assert re.search(r"ours \(normalize \+ fast path \+ differ\): +[0-9.]+ s", out)
+    assert re.search(r"DeepDiff on normalized pairs: +[0-9.]+ s +x *[0-9.]+ ours", out)
+    audit = r"audit of 200 live objects \(\d+ desired; \d+ read in \d+ requests; \d+ findings; "
+    assert re.search(audit + r"complete=True\): [0-9.]+ s .*, peak RSS \d+ MB", out)
+    assert re.search(r"baseline list \+ DeepDiff per pair: [0-9.]+ s .*scaled.*ratio [0-9.]+x", out)
+    assert re.search(r"growth \d+ -> 200 objects: [0-9.]+ s -> [0-9.]+ s, ratio [0-9.]+", out)
+    assert re.search(r"rendered branch's YAML: [0-9.]+ s \(measured on \d+, scaled\)", out)
+    assert "targets on 2 cores (they are for 20,000 objects; this run had 200): wall" in out
+
+
+def _apiservers() -> set[int]:
+    """Processes running `python -m tests.apiserver` (the benchmark's servers), by pid."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"tests.apiserver" in cmdline:
+                found.add(int(proc.name))
+    return found

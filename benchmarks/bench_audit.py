@@ -1,0 +1,911 @@
+"""Audit of M live objects served over HTTPS, next to DeepDiff on every (desired, live) pair.
+
+    python -m benchmarks.bench_audit [--objects 20000] [--drift 0.05] [--baseline-sample 2000]
+                                     [--repeat 3]
+
+Inputs, generated here: a Cozystack cluster (`ams1`: the demo's GPU objects from
+audit/demo/snapshots/ams1, with its profile) grown to M live objects in tenant namespaces of 100
+objects each - Deployments, Services, ConfigMaps, Secrets, HelmReleases with their Helm release
+Secrets, VirtualMachines with GPUs, Packages, GPU Nodes, Namespaces - as Flux applied them
+(server-side apply by kustomize-controller, with its labels and managedFields; status and its
+managers where a controller writes one); and the desired state: the same objects as rendered in
+git. About `--drift` of the desired objects differ live, each edited by a named manager
+(kubectl-edit, kubectl-set, flux suspend...) or deleted, GPU drift included (VMs switched to
+another device, some to one nothing permits; the demo's KubeVirt CR edit and node relabel).
+
+The test API server (`python -m tests.apiserver`) serves the live objects over HTTPS from its own
+process (no shared GIL) and adds what a real server adds (uid, resourceVersion,
+creationTimestamp, defaults). Each measured step runs in its own process, timed inside it
+(the interpreter's start, imports and loading the desired state are not counted, for either
+side), with that process's peak RSS (VmHWM):
+- ours: the project's audit end to end (`audit.run.audit` on `Live(ApiReader(KubeApi))`:
+  discovery, lists over HTTPS with limit=500, normalize, compare, attribute, classify, the JSON
+  report), median of `--repeat` runs;
+- baseline: the same lists, then DeepDiff on every (desired, live) pair and a JSON report of the
+  differences; DeepDiff runs on a random `--baseline-sample` of the pairs and its time is scaled
+  to all of them (the line says so).
+Growth is ours at M/10 vs M. Not part of the figure, printed for context: reading the desired
+state from the rendered branch's YAML, as `gpu-gitops audit` does (measured on the sample,
+scaled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import copy
+import hashlib
+import json
+import os
+import random
+import resource
+import selectors
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["main", "world"]
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "audit" / "demo" / "snapshots" / "ams1"
+VM_CRD = ROOT / "tests" / "data" / "live" / "crd-virtualmachines.yaml"
+CLUSTER = "ams1"
+TENANT = 100
+"""Objects per tenant namespace."""
+TARGETS = {"seconds": 10.0, "rss_mb": 500.0, "ratio": 10.0, "growth": 11.0}
+"""Issue 7, on 2 cores, for 20,000 objects."""
+
+T_APPLY = "2026-10-14T09:02:11Z"
+T_EDIT = "2026-11-20T15:41:07Z"
+FLUX_LABELS = {
+    "kustomize.toolkit.fluxcd.io/name": "gpu-gitops",
+    "kustomize.toolkit.fluxcd.io/namespace": "cozy-fluxcd",
+}
+GPU_DEVICES = (
+    "nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION",
+    "nvidia.com/GH100_H100_PCIE",
+    "nvidia.com/AD102GL_L40S",
+)
+UNPERMITTED = "nvidia.com/GB100_B200"
+Obj = dict[str, Any]
+
+
+# -- the generated cluster -----------------------------------------------------------------------
+
+
+def _mf(
+    manager: str, operation: str, fields: dict[str, Any], when: str = T_APPLY, sub: str = ""
+) -> Obj:
+    entry: Obj = {
+        "apiVersion": "v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+        "manager": manager,
+        "operation": operation,
+        "time": when,
+    }
+    if sub:
+        entry["subresource"] = sub
+    return entry
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    """FieldsV1 as server-side apply records it: maps by field, keyed lists by key (`k:`)."""
+    if isinstance(value, dict):
+        return {f"f:{k}": _fields(v) for k, v in value.items()}
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        keys = ("name",) if all("name" in v for v in value) else ("port", "protocol")
+        if all(all(k in v for k in keys) for v in value):
+            return {
+                "k:" + json.dumps({k: v[k] for k in keys}, separators=(",", ":")): {
+                    ".": {},
+                    **_fields(v),
+                }
+                for v in value
+            }
+    return {}
+
+
+def _path_fields(path: tuple[str, ...]) -> dict[str, Any]:
+    """FieldsV1 owning one path (`k:{...}` segments are passed through)."""
+    out: dict[str, Any] = {}
+    for part in reversed(path):
+        out = {part if part.startswith("k:") else f"f:{part}": out}
+    return out
+
+
+def _meta(name: str, namespace: str, app: str) -> Obj:
+    meta: Obj = {"name": name, "labels": {"app.kubernetes.io/name": app, "team": "t" + name[-1]}}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def _deployment(ns: str, i: int, rng: random.Random) -> Obj:
+    app = f"web-{i}"
+    containers = []
+    for c, (image, port) in enumerate((("shop/api", 8080), ("shop/metrics-sidecar", 9100))):
+        containers.append(
+            {
+                "name": "app" if c == 0 else "metrics",
+                "image": f"registry.example.com/{image}:1.{rng.randrange(40)}.{rng.randrange(9)}",
+                "args": ["--port", str(port), "--log-level", "info"],
+                "env": [
+                    {"name": "TENANT", "value": ns},
+                    {"name": "REGION", "value": "eu-west"},
+                    {"name": "WORKERS", "value": str(1 + i % 8)},
+                    {
+                        "name": "DB_PASSWORD",
+                        "valueFrom": {"secretKeyRef": {"name": f"db-{i}", "key": "password"}},
+                    },
+                ],
+                "ports": [{"name": "http" if c == 0 else "metrics", "containerPort": port}],
+                "resources": {
+                    "requests": {"cpu": "250m", "memory": "256Mi"},
+                    "limits": {"cpu": "1", "memory": "1Gi"},
+                },
+                "readinessProbe": {
+                    "httpGet": {"path": "/ready", "port": port},
+                    "periodSeconds": 10,
+                },
+                "livenessProbe": {
+                    "httpGet": {"path": "/live", "port": port},
+                    "initialDelaySeconds": 15,
+                },
+                "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}],
+            }
+        )
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(app, ns, app),
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": app}},
+            "template": {
+                "metadata": {"labels": {"app.kubernetes.io/name": app}},
+                "spec": {
+                    "serviceAccountName": "default",
+                    "containers": containers,
+                    "volumes": [{"name": "config", "configMap": {"name": f"cfg-{i}"}}],
+                },
+            },
+        },
+    }
+
+
+def _service(ns: str, i: int) -> Obj:
+    app = f"web-{i}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _meta(app, ns, app),
+        "spec": {
+            "selector": {"app.kubernetes.io/name": app},
+            "ports": [
+                {"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"},
+                {"name": "metrics", "port": 9100, "targetPort": 9100, "protocol": "TCP"},
+            ],
+        },
+    }
+
+
+def _configmap(ns: str, i: int) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _meta(f"cfg-{i}", ns, f"web-{i}"),
+        "data": {
+            "app.yaml": f"server:\n  port: 8080\n  tenant: {ns}\nfeatures:\n  cache: true\n",
+            "LOG_LEVEL": "info",
+            "MAX_CONNECTIONS": str(100 + i),
+            "UPSTREAM": f"http://web-{i + 1}.{ns}.svc:80",
+        },
+    }
+
+
+def _secret(ns: str, i: int) -> Obj:
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    digest = hashlib.sha256(f"{ns}/{i}".encode()).hexdigest()
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _meta(f"db-{i}", ns, f"web-{i}"),
+        "type": "Opaque",
+        "data": {"username": b64(f"app{i}"), "password": b64(digest[:24])},
+    }
+
+
+def _helmrelease(ns: str, i: int) -> Obj:
+    return {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "metadata": _meta(f"pg-{i}", ns, f"pg-{i}"),
+        "spec": {
+            "interval": "10m",
+            "chart": {
+                "spec": {
+                    "chart": "postgres",
+                    "version": "0.14.2",
+                    "sourceRef": {
+                        "kind": "HelmRepository",
+                        "name": "cozystack-apps",
+                        "namespace": "cozy-public",
+                    },
+                }
+            },
+            "install": {"remediation": {"retries": 3}},
+            "values": {
+                "replicas": 2,
+                "size": "10Gi",
+                "resources": {"cpu": "500m", "memory": "1Gi"},
+                "databases": {"app": {"roles": {"admin": ["app"]}}},
+            },
+        },
+    }
+
+
+def _release_secret(hr: Obj) -> Obj:
+    """The Helm release Secret of a tenant HelmRelease (tests/apiserver/helm.py's encoding)."""
+    from tests.apiserver.helm import release_secret
+
+    name, ns = hr["metadata"]["name"], hr["metadata"]["namespace"]
+    values = hr["spec"]["values"]
+    objects: list[Obj] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/instance": name}},
+            "spec": {
+                "replicas": values["replicas"],
+                "serviceName": name,
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "postgres",
+                                "image": "ghcr.io/cloudnative-pg/postgresql:17.2",
+                                "resources": {"requests": values["resources"]},
+                            }
+                        ]
+                    }
+                },
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": f"{name}-rw"},
+            "spec": {"ports": [{"port": 5432, "name": "postgres"}]},
+        },
+    ]
+    manifest = "".join(
+        f"---\n# Source: postgres/templates/{o['kind'].lower()}.yaml\n"
+        + yaml.dump(o, Dumper=yaml.CSafeDumper, sort_keys=False)
+        for o in objects
+    )
+    record = {
+        "name": name,
+        "namespace": ns,
+        "version": 1,
+        "info": {"status": "deployed", "first_deployed": T_APPLY, "last_deployed": T_APPLY},
+        "chart": {"metadata": {"name": "postgres", "version": "0.14.2", "apiVersion": "v2"}},
+        "config": values,
+        "manifest": manifest,
+        "hooks": [],
+        "apply_method": "ssa",
+    }
+    secret = release_secret(record, revision=1, status="deployed", when=T_APPLY)
+    secret["metadata"].pop("creationTimestamp")
+    return secret
+
+
+def _vm(ns: str, i: int, device: str) -> Obj:
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachine",
+        "metadata": _meta(f"vm-{i}", ns, f"vm-{i}"),
+        "spec": {
+            "runStrategy": "Always",
+            "template": {
+                "metadata": {"labels": {"kubevirt.io/vm": f"vm-{i}"}},
+                "spec": {
+                    "domain": {
+                        "cpu": {"cores": 8, "sockets": 1},
+                        "devices": {
+                            "disks": [{"name": "root", "disk": {"bus": "virtio"}}],
+                            "gpus": [{"deviceName": device, "name": "gpu0"}],
+                            "interfaces": [{"name": "default", "masquerade": {}}],
+                        },
+                        "resources": {"requests": {"memory": "64Gi"}},
+                    },
+                    "networks": [{"name": "default", "pod": {}}],
+                    "volumes": [
+                        {"name": "root", "dataVolume": {"name": f"vm-{i}-root"}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def _package(ns: str, i: int) -> Obj:
+    return {
+        "apiVersion": "cozystack.io/v1alpha1",
+        "kind": "Package",
+        "metadata": {"name": f"{ns}.monitoring-{i}"},
+        "spec": {
+            "variant": "default",
+            "components": {
+                "monitoring": {
+                    "values": {"retention": "15d", "replicas": 1, "storage": "20Gi"},
+                }
+            },
+        },
+    }
+
+
+def _namespace(ns: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": ns, "labels": {"tenant": ns}},
+    }
+
+
+def _node(n: int) -> Obj:
+    """A GPU worker as kubelet and the GPU Operator's feature discovery label it (live only)."""
+    name = f"gpu-{CLUSTER}-{n:03d}"
+    labels = {
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": "gpu-8x",
+        "feature.node.kubernetes.io/pci-10de.present": "true",
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": "RTX-PRO-6000-Blackwell-Server-Edition",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.workload.config": "vm-passthrough",
+    }
+    images = [
+        {
+            "names": [f"registry.example.com/image-{k}@sha256:{'%064x' % (n * 97 + k)}"],
+            "sizeBytes": k,
+        }
+        for k in range(12)
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+            "managedFields": [
+                _mf("kubelet", "Update", {"f:metadata": {"f:labels": _fields(labels)}}),
+                _mf("kubelet", "Update", {"f:status": {"f:capacity": {}}}, sub="status"),
+            ],
+        },
+        "spec": {"podCIDR": f"10.244.{n % 250}.0/24", "providerID": f"metal://{name}"},
+        "status": {
+            "capacity": {"cpu": "128", "memory": "1056715848Ki", "nvidia.com/GB202GL": "8"},
+            "allocatable": {"cpu": "126", "memory": "1046230088Ki", "nvidia.com/GB202GL": "8"},
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "KubeletReady"},
+                {
+                    "type": "MemoryPressure",
+                    "status": "False",
+                    "reason": "KubeletHasSufficientMemory",
+                },
+            ],
+            "nodeInfo": {
+                "kubeletVersion": "v1.32.4",
+                "containerRuntimeVersion": "containerd://2.0",
+            },
+            "images": images,
+        },
+    }
+
+
+def _applied(desired: Obj, status: Obj | None = None, status_manager: str = "") -> Obj:
+    """The live object as kustomize-controller applied it (server-side apply), plus its status."""
+    obj = copy.deepcopy(desired)
+    meta = obj["metadata"]
+    meta["labels"] = {**meta.get("labels", {}), **FLUX_LABELS}
+    body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind", "metadata")}
+    owned = {"f:metadata": {"f:labels": _fields(meta["labels"])}, **_fields(body)}
+    meta["managedFields"] = [_mf("kustomize-controller", "Apply", owned)]
+    if status is not None:
+        obj["status"] = status
+        meta["managedFields"].append(
+            _mf(status_manager, "Update", {"f:status": _fields(status)}, sub="status")
+        )
+    return obj
+
+
+def _edit(live: Obj, manager: str, path: tuple[str, ...], operation: str = "Update") -> None:
+    """Record that `manager` now owns `path` (as the server does on an edit)."""
+    live["metadata"]["managedFields"].append(
+        _mf(manager, operation, _path_fields(path), when=T_EDIT)
+    )
+
+
+def _drift(kind: str, live: Obj, rng: random.Random) -> None:
+    """One realistic hand edit of a live object, with the managedFields entry it leaves."""
+    if kind == "Deployment":
+        c0 = 'k:{"name":"app"}'
+        spec = live["spec"]["template"]["spec"]
+        if rng.random() < 0.5:
+            spec["containers"][0]["image"] = "registry.example.com/shop/api:hotfix-7"
+            _edit(live, "kubectl-set", ("spec", "template", "spec", "containers", c0, "image"))
+        else:
+            spec["containers"][0]["env"].append({"name": "DEBUG", "value": "1"})
+            env = 'k:{"name":"DEBUG"}'
+            _edit(live, "kubectl-edit", ("spec", "template", "spec", "containers", c0, "env", env))
+    elif kind == "Service":
+        live["spec"]["ports"][0]["targetPort"] = 8081
+        port = 'k:{"port":80,"protocol":"TCP"}'
+        _edit(live, "kubectl-edit", ("spec", "ports", port, "targetPort"))
+    elif kind == "ConfigMap":
+        live["data"]["LOG_LEVEL"] = "debug"
+        _edit(live, "kubectl-edit", ("data", "LOG_LEVEL"))
+    elif kind == "Secret":
+        live["data"]["password"] = base64.b64encode(b"changed-by-hand").decode()
+        _edit(live, "kubectl-edit", ("data", "password"))
+    elif kind == "HelmRelease":
+        if rng.random() < 0.3:
+            live["spec"]["suspend"] = True
+            _edit(live, "flux", ("spec", "suspend"))
+        else:
+            live["spec"]["values"]["replicas"] = 3
+            _edit(live, "kubectl-edit", ("spec", "values", "replicas"))
+    elif kind == "VirtualMachine":  # GPU drift: another device, sometimes one nobody permits
+        gpu = live["spec"]["template"]["spec"]["domain"]["devices"]["gpus"][0]
+        other = GPU_DEVICES[(GPU_DEVICES.index(gpu["deviceName"]) + 1) % len(GPU_DEVICES)]
+        gpu["deviceName"] = UNPERMITTED if rng.random() < 0.3 else other
+        gpus = 'k:{"name":"gpu0"}'
+        path = ("spec", "template", "spec", "domain", "devices", "gpus", gpus, "deviceName")
+        _edit(live, "kubectl-edit", path)
+    elif kind == "Package":
+        values = live["spec"]["components"]["monitoring"]["values"]
+        values["retention"] = "30d"
+        _edit(live, "kubectl-edit", ("spec", "components", "monitoring", "values", "retention"))
+    elif kind == "Namespace":
+        live["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "privileged"
+        label = "pod-security.kubernetes.io/enforce"
+        _edit(live, "kubectl-label", ("metadata", "labels", label))
+
+
+_BLOCK = (
+    ["Namespace", "Node"]
+    + ["Deployment", "Service", "ConfigMap"] * 20
+    + ["ConfigMap"] * 2
+    + ["Secret"] * 12
+    + ["HelmRelease"] * 6  # each with its release Secret: 12 objects
+    + ["VirtualMachine"] * 10
+    + ["Package"] * 2
+)
+assert len(_BLOCK) + _BLOCK.count("HelmRelease") == TENANT
+
+
+def _tenant(t: int, drift: float, rng: random.Random) -> Iterator[tuple[Obj | None, Obj | None]]:
+    """(desired, live) of one tenant's objects; desired None: live only; live None: missing."""
+    ns = f"tenant-{t:04d}"
+    for slot, kind in enumerate(_BLOCK):
+        i = t * TENANT + slot
+        if kind == "Node":
+            yield None, _node(t + 3)
+            continue
+        if kind == "Namespace":
+            desired = _namespace(ns)
+            live = _applied(desired)
+        elif kind == "Deployment":
+            desired = _deployment(ns, i, rng)
+            status: Obj = {
+                "replicas": 2,
+                "readyReplicas": 2,
+                "updatedReplicas": 2,
+                "observedGeneration": 1,
+            }
+            live = _applied(desired, status, "kube-controller-manager")
+            live["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "3"}
+            if rng.random() < 0.2:  # noise: a `kubectl patch` wrote 1Gi back in bytes
+                live["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"][
+                    "memory"
+                ] = "1073741824"
+        elif kind == "Service":
+            desired = _service(ns, i)
+            live = _applied(desired)
+        elif kind == "ConfigMap":
+            desired = _configmap(ns, i)
+            live = _applied(desired)
+        elif kind == "Secret":
+            desired = _secret(ns, i)
+            live = _applied(desired)
+        elif kind == "HelmRelease":
+            desired = _helmrelease(ns, i)
+            history = [{"name": f"pg-{i}", "namespace": ns, "version": 1, "status": "deployed"}]
+            status = {"history": history, "storageNamespace": ns, "observedGeneration": 1}
+            live = _applied(desired, status, "helm-controller")
+        elif kind == "VirtualMachine":
+            desired = _vm(ns, i, GPU_DEVICES[i % len(GPU_DEVICES)])
+            live = _applied(
+                desired, {"printableStatus": "Running", "ready": True}, "virt-controller"
+            )
+        else:
+            desired = _package(ns, i)
+            live = _applied(desired)
+        if kind != "Namespace" and rng.random() < drift * 0.04:  # deleted by hand: missing
+            yield desired, None
+            continue
+        if rng.random() < drift:
+            _drift(kind, live, rng)
+        yield desired, live
+        if kind == "HelmRelease":
+            yield None, _release_secret(desired)
+
+
+def world(objects: int, drift: float, seed: int = 11) -> tuple[list[Obj], list[Obj]]:
+    """(live objects, desired objects) of a cluster of `objects` live objects."""
+    from audit.snapshot import load_snapshot
+    from tests.audit.make_demo import built
+
+    rng = random.Random(seed)
+    demo = load_snapshot(DEMO)
+    platform, others = built(CLUSTER, ROOT / "clusters")
+    live: list[Obj] = [*demo, *(_namespace(ns) for ns in _demo_namespaces(demo))]
+    desired: list[Obj] = [platform, *others]
+    tenant = 0
+    while len(live) < objects:
+        for want, have in _tenant(tenant, drift, rng):
+            if len(live) >= objects:
+                break
+            if want is not None:
+                desired.append(want)
+            if have is not None:
+                live.append(have)
+        tenant += 1
+    return live, desired
+
+
+def _demo_namespaces(objects: list[Obj]) -> list[str]:
+    return sorted(
+        {str(o["metadata"]["namespace"]) for o in objects if o["metadata"].get("namespace")}
+    )
+
+
+# -- the test API server in its own process -------------------------------------------------------
+
+
+def _reference() -> Path | None:
+    ref = Path(os.environ.get("GPU_GITOPS_REFERENCE", ROOT.parent / "shared" / "reference"))
+    return ref if (ref / "SOURCES.md").is_file() else None
+
+
+def _stub_crd(group: str, kind: str, plural: str, version: str, namespaced: bool) -> Obj:
+    """A CRD that serves a kind without a schema (nothing pruned or defaulted)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
+            "scope": "Namespaced" if namespaced else "Cluster",
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                    "subresources": {"status": {}},
+                }
+            ],
+        },
+    }
+
+
+_STUB_CRDS = (
+    ("cozystack.io", "Package", "packages", "v1alpha1", False),
+    ("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", "v2", True),
+    ("kustomize.toolkit.fluxcd.io", "Kustomization", "kustomizations", "v1", True),
+    ("source.toolkit.fluxcd.io", "GitRepository", "gitrepositories", "v1", True),
+    ("nvidia.com", "ClusterPolicy", "clusterpolicies", "v1", False),
+    ("kubevirt.io", "KubeVirt", "kubevirts", "v1", True),
+)
+
+
+@contextmanager
+def serve(live: list[Obj], workdir: Path) -> Iterator[Path]:
+    """`python -m tests.apiserver` holding `live`, in its own process; yields a kubeconfig."""
+    objects = workdir / "objects"
+    objects.mkdir()
+    shutil.copy(VM_CRD, objects / VM_CRD.name)
+    items = list(live)
+    reference = _reference()
+    if reference is None:
+        items += [_stub_crd(*spec) for spec in _STUB_CRDS]
+    (objects / "live.json").write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    )
+    kubeconfig = workdir / "kubeconfig"
+    cmd = [sys.executable, "-m", "tests.apiserver", "--objects", str(objects)]
+    cmd += ["--kubeconfig", str(kubeconfig)]
+    if reference is not None:
+        cmd += ["--reference", str(reference)]
+    log_file = workdir / "apiserver.log"
+    with (
+        log_file.open("w") as log,
+        subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True) as proc,
+    ):
+        try:
+            assert proc.stdout is not None
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                ready = sel.select(timeout=600) and proc.stdout.readline().startswith("https://")
+            if not ready:
+                log.flush()
+                raise RuntimeError(f"the test API server did not start: {log_file.read_text()}")
+            yield kubeconfig
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+# -- measured steps (each in its own process) -----------------------------------------------------
+
+
+def _rss_mb() -> float:
+    """This process's peak RSS: VmHWM, not ru_maxrss, which on Linux keeps the high-water mark of
+    the process image exec replaced (here the benchmark's parent, holding the generated cluster)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _step_ours(kubeconfig: Path, desired_file: Path) -> Obj:
+    from audit.desired import Desired
+    from audit.kube_api import KubeApi
+    from audit.kubeconfig import load_cluster_config
+    from audit.live import ApiReader, Live
+    from audit.report import render_report
+    from audit.run import audit, find_kustomization
+    from renderer.objects import key_of
+    from renderer.profile import load_profile
+
+    objects = json.loads(desired_file.read_bytes())
+    revision = "rendered@sha1:" + "0" * 40
+    desired = Desired(
+        CLUSTER, "flux-applied", revision, tuple(objects), load_profile(ROOT, CLUSTER)
+    )
+    config = load_cluster_config(kubeconfig, None)
+    start = time.perf_counter()
+    with KubeApi(config) as api:
+        live = Live(ApiReader(api))
+        result = audit(desired, live, find_kustomization(live, CLUSTER))
+        report = render_report(result, "json")
+    seconds = time.perf_counter() - start
+    read = {key_of(o) for found in live._lists.values() for o in found}
+    read |= {key_of(o) for o in live._gets.values() if o is not None}
+    return {
+        "seconds": seconds,
+        "rss_mb": _rss_mb(),
+        "findings": len(result.findings),
+        "objects_read": len(read),
+        "requests": api.requests,
+        "complete": result.complete,
+        "report_bytes": len(report),
+    }
+
+
+def _key(obj: Obj, namespaced: dict[tuple[str, str], bool]) -> tuple[str, str, str, str]:
+    group = str(obj["apiVersion"]).rpartition("/")[0]
+    meta = obj["metadata"]
+    ns = str(meta.get("namespace") or "") if namespaced[(group, obj["kind"])] else ""
+    return group, str(obj["kind"]), ns, str(meta["name"])
+
+
+def _step_baseline(kubeconfig: Path, desired_file: Path, sample: int) -> Obj:
+    from deepdiff import DeepDiff
+
+    from audit.kube_api import KubeApi
+    from audit.kubeconfig import load_cluster_config
+
+    desired: list[Obj] = json.loads(desired_file.read_bytes())
+    kinds = sorted({(str(o["apiVersion"]).rpartition("/")[0], str(o["kind"])) for o in desired})
+    config = load_cluster_config(kubeconfig, None)
+    start = time.perf_counter()
+    namespaced: dict[tuple[str, str], bool] = {}
+    live: dict[tuple[str, str, str, str], Obj] = {}
+    with KubeApi(config) as api:
+        for group, kind in kinds:
+            found = api.resolve(kind, group)
+            namespaced[(group, kind)] = bool(found and found.namespaced)
+            for obj in api.list(kind, group) if found else ():
+                live[_key(obj, namespaced)] = obj
+    listed = time.perf_counter() - start
+    pairs = [(d, live.get(_key(d, namespaced))) for d in desired]
+    chosen = random.Random(5).sample(pairs, min(max(1, sample), len(pairs)))
+    start = time.perf_counter()
+    report = []
+    for want, have in chosen:
+        meta = want["metadata"]
+        ref = {"kind": want["kind"], "namespace": meta.get("namespace"), "name": meta["name"]}
+        if have is None:
+            report.append({"object": ref, "missing": True})
+            continue
+        diff = DeepDiff(want, have)
+        if diff:
+            report.append({"object": ref, "diff": json.loads(diff.to_json())})
+    text = json.dumps(report)
+    diffed = time.perf_counter() - start
+    return {
+        "seconds": listed + diffed * len(pairs) / len(chosen),
+        "list_seconds": listed,
+        "pairs": len(pairs),
+        "sampled": len(chosen),
+        "with_diff": len(report),
+        "rss_mb": _rss_mb(),
+        "report_bytes": len(text),
+    }
+
+
+def _step_yaml(folder: Path) -> Obj:
+    """The desired state as `gpu-gitops audit` reads it from the rendered branch (YAML)."""
+    from audit.desired import rendered_objects
+
+    files = {f"{CLUSTER}/{p.name}": p.read_bytes() for p in sorted(folder.glob("*.yaml"))}
+    start = time.perf_counter()
+    objects = rendered_objects(files, CLUSTER, "bench")
+    return {"seconds": time.perf_counter() - start, "objects": len(objects)}
+
+
+def _measure(step: str, *args: str) -> Obj:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_audit", "--step", step, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout
+    result: Obj = json.loads(out.splitlines()[-1])
+    return result
+
+
+def _warm(kubeconfig: Path, desired: list[Obj]) -> None:
+    """List every kind once, so the server has encoded every object before anything is timed."""
+    from audit.kube_api import KubeApi
+    from audit.kubeconfig import load_cluster_config
+
+    kinds = {(str(o["apiVersion"]).rpartition("/")[0], str(o["kind"])) for o in desired}
+    with KubeApi(load_cluster_config(kubeconfig, None)) as api:
+        for group, kind in sorted(kinds):
+            if api.resolve(kind, group) is not None:
+                api.list(kind, group)
+
+
+def _run(m: int, drift: float, repeat: int, workdir: Path, sample: int = 0) -> dict[str, Any]:
+    """On a cluster of m objects: ours `repeat` times; with `sample`, the baseline once and the
+    desired state's YAML read (on `sample` objects)."""
+    live, desired = world(m, drift)
+    here = workdir / f"m{m}"
+    here.mkdir()
+    desired_file = here / "desired.json"
+    desired_file.write_text(json.dumps(desired))
+    out: dict[str, Any] = {"live": len(live), "desired": len(desired)}
+    with serve(live, here) as kubeconfig:
+        _warm(kubeconfig, desired)
+        ours = ["--kubeconfig", str(kubeconfig), "--desired", str(desired_file)]
+        out["ours"] = [_measure("ours", *ours) for _ in range(repeat)]
+        if sample:
+            out["baseline"] = _measure("baseline", *ours, "--baseline-sample", str(sample))
+    if sample:
+        chosen = random.Random(5).sample(desired, min(sample, len(desired)))
+        rendered = here / "rendered"
+        rendered.mkdir()
+        for i, obj in enumerate(chosen):
+            text = yaml.dump(obj, Dumper=yaml.CSafeDumper, sort_keys=False)
+            (rendered / f"{i:06d}.yaml").write_text(text)
+        read = _measure("yaml", "--desired", str(rendered))
+        out["yaml"] = {**read, "scaled": read["seconds"] * len(desired) / read["objects"]}
+    return out
+
+
+def _median(runs: list[Obj]) -> Obj:
+    ordered = sorted(runs, key=lambda r: float(r["seconds"]))
+    mid = dict(ordered[len(ordered) // 2])
+    mid["rss_mb"] = max(float(r["rss_mb"]) for r in runs)
+    mid["all"] = [round(float(r["seconds"]), 2) for r in runs]
+    return mid
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--objects", type=int, default=20000, help="live objects (M)")
+    parser.add_argument("--drift", type=float, default=0.05, help="share of drifted objects")
+    parser.add_argument("--baseline-sample", type=int, default=2000, help="DeepDiff pairs")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of ours per size")
+    parser.add_argument("--step", choices=("ours", "baseline", "yaml"), help=argparse.SUPPRESS)
+    parser.add_argument("--kubeconfig", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--desired", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.step:
+        steps = {
+            "ours": lambda: _step_ours(args.kubeconfig, args.desired),
+            "baseline": lambda: _step_baseline(args.kubeconfig, args.desired, args.baseline_sample),
+            "yaml": lambda: _step_yaml(args.desired),
+        }
+        print(json.dumps(steps[args.step]()))
+        return 0
+    m, sample = args.objects, max(1, args.baseline_sample)
+    if _reference() is None:
+        print("note: upstream CRDs not found (GPU_GITOPS_REFERENCE): served without schemas")
+    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
+        small = _run(max(1, m // 10), args.drift, args.repeat, Path(tmp))
+        large = _run(m, args.drift, args.repeat, Path(tmp), sample)
+    ours, small_ours, base = _median(large["ours"]), _median(small["ours"]), large["baseline"]
+    ratio = base["seconds"] / ours["seconds"]
+    growth = ours["seconds"] / small_ours["seconds"]
+    scaled = (
+        f"DeepDiff measured on {base['sampled']} of {base['pairs']} pairs, scaled"
+        if base["sampled"] < base["pairs"]
+        else f"all {base['pairs']} pairs"
+    )
+    print(
+        f"audit of {large['live']} live objects ({large['desired']} desired; "
+        f"{ours['objects_read']} read in {ours['requests']} requests; {ours['findings']} "
+        f"findings; complete={ours['complete']}): {ours['seconds']:.2f} s "
+        f"(median of {ours['all']}), peak RSS {ours['rss_mb']:.0f} MB"
+    )
+    print(
+        f"baseline list + DeepDiff per pair: {base['seconds']:.2f} s (list "
+        f"{base['list_seconds']:.2f} s; {scaled}), peak RSS {base['rss_mb']:.0f} MB; "
+        f"ratio {ratio:.1f}x"
+    )
+    print(
+        f"growth {small['live']} -> {large['live']} objects: {small_ours['seconds']:.2f} s -> "
+        f"{ours['seconds']:.2f} s, ratio {growth:.1f}"
+    )
+    yml = large["yaml"]
+    print(
+        f"not in the figure: reading the {large['desired']} desired objects from the rendered "
+        f"branch's YAML: {yml['scaled']:.2f} s (measured on {yml['objects']}, scaled)"
+    )
+    verdicts = [
+        ("wall", ours["seconds"] <= TARGETS["seconds"], f"<= {TARGETS['seconds']:g} s"),
+        ("peak RSS", ours["rss_mb"] <= TARGETS["rss_mb"], f"<= {TARGETS['rss_mb']:g} MB"),
+        ("vs DeepDiff", ratio >= TARGETS["ratio"], f">= {TARGETS['ratio']:g}x"),
+        ("growth", growth <= TARGETS["growth"], f"<= {TARGETS['growth']:g}"),
+    ]
+    scope = "" if m == 20000 else f" (they are for 20,000 objects; this run had {m})"
+    print(
+        f"targets on 2 cores{scope}: "
+        + "; ".join(f"{name} {limit}: {'met' if ok else 'MISSED'}" for name, ok, limit in verdicts)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
