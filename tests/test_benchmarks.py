@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -34,7 +35,10 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
 
 
 def _apiservers() -> set[int]:
-    """Processes running `python -m tests.apiserver` (the benchmark's servers), by pid."""
+    """This test's own `python -m tests.apiserver` processes (the benchmark's servers), by pid.
+
+    Only descendants of this process count: other work on the machine may run servers too.
+    """
     found = set()
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -42,6 +46,19 @@ def _apiservers() -> set[int]:
                 cmdline = (proc / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"tests.apiserver" in cmdline:
+            if b"tests.apiserver" in cmdline and _descends_from_us(int(proc.name)):
                 found.add(int(proc.name))
     return found
+
+
+def _descends_from_us(pid: int) -> bool:
+    me = os.getpid()
+    while pid > 1:
+        if pid == me:
+            return True
+        try:
+            # /proc/<pid>/stat is "pid (comm) state ppid ...", comm may hold spaces: split after ")"
+            pid = int((Path("/proc") / str(pid) / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
