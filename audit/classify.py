@@ -1,4 +1,4 @@
-"""Will the GitOps controller revert a finding, and when; does drift detection miss it; how bad.
+"""Will the GitOps controller revert a finding, and when; does drift detection miss it.
 
 Revert rules (drift-anchors §4.9; cozystack.md §1.5, §6.1-6.3, §7 items 17-19), first match wins:
 
@@ -33,39 +33,24 @@ Revert rules (drift-anchors §4.9; cozystack.md §1.5, §6.1-6.3, §7 items 17-1
                         (not `suspend`): rewritten (transient)
   none                  orphans, hand-applied objects, Node labels      never           yes
 
-Severity rules:
-
-  high    GPU wiring paths (GPU_PATHS: permittedHostDevices, featureGates,
-          mediatedDevicesConfiguration, the gpu-operator Package's variant and components, the
-          platform's gpu.* and GPU bundle keys, ClusterPolicy operand keys, GPU HelmRelease values);
-          a VM asking for a device nothing permits; a missing or orphaned GPU object
-  medium  other paths of GPU objects that survive the next reconcile; unmanaged GPU objects;
-          suspended GPU or git-delivery Flux objects; Node workload labels
-  low     everything else: metadata, non-GPU objects, drift the next reconcile removes
-  info    live-only fields of objects without managedFields (a default cannot be told from an edit)
+How bad a finding is: severity.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from audit.attribute import ManagedEntry
-from audit.findings import Finding, Revert, Severity
-from audit.known_types import Pattern, compile_pattern, matches
+from audit.findings import Finding, Revert
+from audit.selectors import target_matches
 
 __all__ = [
-    "GPU_KINDS",
-    "GPU_PATHS",
     "Controller",
     "IgnoreRule",
     "classify",
-    "is_gpu_object",
-    "is_gpu_path",
     "is_takeover_manager",
-    "severity_of",
 ]
 
 ControllerKind = Literal["kustomization", "helm-release", "operator", "none"]
@@ -80,50 +65,9 @@ class IgnoreRule:
     target: dict[str, Any] = field(default_factory=dict)
 
     def applies(self, obj: dict[str, Any], path: str) -> bool:
-        if self.target and not _target_matches(self.target, obj):
+        if self.target and not target_matches(self.target, obj):
             return False
         return any(p == "" or path == p or path.startswith(p.rstrip("/") + "/") for p in self.paths)
-
-
-def _target_matches(target: dict[str, Any], obj: dict[str, Any]) -> bool:
-    """kustomize.Selector: regexes on group/version/kind/name/namespace (label selectors: =, !=)."""
-    api_version = str(obj.get("apiVersion", ""))
-    group, _, version = api_version.rpartition("/")
-    meta = obj.get("metadata") or {}
-    values = {
-        "group": group,
-        "version": version,
-        "kind": str(obj.get("kind", "")),
-        "name": str(meta.get("name", "")),
-        "namespace": str(meta.get("namespace") or ""),
-    }
-    for key, value in values.items():
-        want = target.get(key)
-        if want and not re.fullmatch(str(want), value):
-            return False
-    for key, source in (("labelSelector", "labels"), ("annotationSelector", "annotations")):
-        selector = target.get(key)
-        if selector and not _selector_matches(str(selector), meta.get(source) or {}):
-            return False
-    return True
-
-
-def _selector_matches(selector: str, labels: dict[str, Any]) -> bool:
-    for term in (t.strip() for t in selector.split(",") if t.strip()):
-        if "!=" in term:
-            k, v = (s.strip() for s in term.split("!=", 1))
-            if labels.get(k) == v:
-                return False
-        elif "=" in term:
-            k, v = (s.strip() for s in term.replace("==", "=").split("=", 1))
-            if labels.get(k) != v:
-                return False
-        elif term.startswith("!"):
-            if term[1:] in labels:
-                return False
-        elif term not in labels:
-            return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -333,86 +277,3 @@ _BUILTIN_GROUPS = frozenset(
 
 def _builtin_group(group: str) -> bool:
     return group in _BUILTIN_GROUPS
-
-
-# -- severity ------------------------------------------------------------------------------------
-
-_P = compile_pattern
-GPU_PATHS: dict[tuple[str, str], tuple[Pattern, ...]] = {
-    ("kubevirt.io", "KubeVirt"): (
-        _P("spec/configuration/permittedHostDevices/**"),
-        _P("spec/configuration/developerConfiguration/featureGates/**"),
-        _P("spec/configuration/mediatedDevicesConfiguration/**"),
-    ),
-    ("cozystack.io", "Package"): (
-        _P("spec/variant"),  # meaningful on cozystack.gpu-operator (checked by name below)
-        _P("spec/components/gpu-operator/**"),
-        _P("spec/components/kubevirt/values/permittedHostDevices/**"),
-        _P("spec/components/kubevirt/values/extraFeatureGates/**"),
-        _P("spec/components/kubevirt/values/mediatedDevicesConfiguration/**"),
-        _P("spec/components/platform/values/gpu/**"),
-        _P("spec/components/platform/values/bundles/iaas/gpuOperatorVariant"),
-        _P("spec/components/platform/values/bundles/enabledPackages/**"),
-        _P("spec/components/platform/values/bundles/disabledPackages/**"),
-    ),
-    ("nvidia.com", "ClusterPolicy"): tuple(
-        _P(f"spec/{k}/**")
-        for k in (
-            "sandboxWorkloads",
-            "sandboxDevicePlugin",
-            "vfioManager",
-            "vgpuManager",
-            "vgpuDeviceManager",
-            "driver",
-            "devicePlugin",
-        )
-    ),
-    ("helm.toolkit.fluxcd.io", "HelmRelease"): (_P("spec/values/**"),),
-}
-GPU_KINDS = frozenset(
-    {("kubevirt.io", "KubeVirt"), ("nvidia.com", "ClusterPolicy"), ("cozystack.io", "Package")}
-)
-_GPU_NAMES = re.compile(r"(gpu-operator|hami|kubevirt|nvidia)", re.IGNORECASE)
-
-
-def is_gpu_object(group: str, kind: str, name: str) -> bool:
-    if (group, kind) in (("kubevirt.io", "KubeVirt"), ("nvidia.com", "ClusterPolicy")):
-        return True
-    if (group, kind) in (("cozystack.io", "Package"), ("helm.toolkit.fluxcd.io", "HelmRelease")):
-        return bool(_GPU_NAMES.search(name)) or name == "cozystack.cozystack-platform"
-    return False
-
-
-def is_gpu_path(group: str, kind: str, name: str, field_path: tuple[str, ...]) -> bool:
-    if not is_gpu_object(group, kind, name):
-        return False
-    if (group, kind) == ("cozystack.io", "Package") and field_path == ("spec", "variant"):
-        return name == "cozystack.gpu-operator"
-    if (group, kind) == ("helm.toolkit.fluxcd.io", "HelmRelease") and name in (
-        "cozystack-platform",
-        "kubevirt",
-    ):
-        return False  # their values are the Packages' (checked there)
-    return any(matches(p, field_path) for p in GPU_PATHS.get((group, kind), ()))
-
-
-def severity_of(finding: Finding, field_path: tuple[str, ...] = ()) -> Severity:
-    ref = finding.object
-    gpu_object = is_gpu_object(ref.group, ref.kind, ref.name)
-    if finding.type == "orphan":
-        return "high" if ref.name == "cozystack.gpu-operator" or gpu_object else "medium"
-    if finding.type == "unmanaged":
-        return "medium" if gpu_object else "low"
-    if finding.type == "suspended":
-        return "medium" if gpu_object or ref.kind in ("Kustomization", "GitRepository") else "low"
-    if finding.type == "missing":
-        return "high" if gpu_object else "medium"
-    if finding.type == "added" and not finding.attributed:
-        return "info"
-    if is_gpu_path(ref.group, ref.kind, ref.name, field_path):
-        return "high"
-    if field_path[:1] == ("metadata",):
-        return "low"
-    if gpu_object and finding.revert in ("never", "next-upgrade", "unknown"):
-        return "medium"
-    return "low"

@@ -159,6 +159,26 @@ def _with_profile(
     return profile_at(repo, head, cluster), notes
 
 
+def _rendered_at(
+    repo: git.Repo,
+    commit: git.Commit,
+    cluster: str,
+    head: git.Commit,
+    source: DesiredSource,
+    revision: str,
+    notes: list[str],
+    where: str = "",
+) -> Desired | None:
+    """The rendered `<cluster>/` folder at `commit`; None when the commit has no such folder.
+    `where` names the commit in error messages (default: its short sha)."""
+    files = tree_files(commit, cluster)
+    if not files:
+        return None
+    profile, more = _with_profile(repo, files, cluster, head)
+    objects = rendered_objects(files, cluster, where or commit.hexsha[:12])
+    return Desired(cluster, source, revision, tuple(objects), profile, tuple(notes + more))
+
+
 def desired_from_repo(
     repo: git.Repo,
     cluster: str,
@@ -188,33 +208,20 @@ def desired_from_repo(
                         "(git fetch?)"
                     )
             if commit is not None:
-                files = tree_files(commit, cluster)
-                if files:
-                    profile, more = _with_profile(repo, files, cluster, head)
-                    return Desired(
-                        cluster,
-                        "flux-applied",
-                        applied_revision,
-                        tuple(rendered_objects(files, cluster, commit.hexsha[:12])),
-                        profile,
-                        tuple(notes + more),
-                    )
+                found = _rendered_at(
+                    repo, commit, cluster, head, "flux-applied", applied_revision, notes
+                )
+                if found is not None:
+                    return found
                 notes.append(f"{applied_revision} has no {cluster}/ folder")
         else:
             notes.append("no Flux Kustomization applying this cluster's folder was found")
         tip = _rendered_tip(repo, branch)
         if tip is not None:
-            files = tree_files(tip, cluster)
-            if files:
-                profile, more = _with_profile(repo, files, cluster, head)
-                return Desired(
-                    cluster,
-                    "rendered-tip",
-                    f"{branch}@sha1:{tip.hexsha}",
-                    tuple(rendered_objects(files, cluster, branch)),
-                    profile,
-                    tuple(notes + more),
-                )
+            revision = f"{branch}@sha1:{tip.hexsha}"
+            found = _rendered_at(repo, tip, cluster, head, "rendered-tip", revision, notes, branch)
+            if found is not None:
+                return found
             notes.append(f"the rendered branch {branch} has no {cluster}/ folder")
         else:
             notes.append(f"the rendered branch {branch} does not exist here")

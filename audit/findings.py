@@ -28,7 +28,6 @@ __all__ = [
     "SetValue",
     "Severity",
     "Source",
-    "pointer",
     "show_segments",
 ]
 
@@ -82,11 +81,6 @@ def show_segments(segments: tuple[Segment, ...]) -> str:
         else:
             out += f"[{seg}]"
     return out
-
-
-def pointer(parts: tuple[str | int, ...]) -> str:
-    """RFC 6901 JSON pointer of concrete keys and indices."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,17 @@
 """What the auditor knows about the types it compares: list semantics, defaults, quantity paths,
 server-populated and injected fields. Data, with the upstream source of each entry.
 
-Paths are tuples of field names; `*` matches one segment (a map key or a list item), `**` any
-number of segments. List items appear as `*` in the paths the tables are matched against.
+Paths are patterns (patterns.py): tuples of field names, `*` one segment (a map key or a list
+item), `**` any number of segments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
+
+from audit.patterns import Pattern, compile_pattern
 
 __all__ = [
     "ALWAYS_DROPPED_ANNOTATIONS",
@@ -25,33 +26,10 @@ __all__ = [
     "SERVER_POPULATED",
     "Default",
     "ListRule",
-    "Pattern",
-    "compile_pattern",
     "is_injected",
     "list_rule",
-    "matches",
     "server_populated",
 ]
-
-Pattern = tuple[str, ...]
-
-
-def compile_pattern(text: str) -> Pattern:
-    return tuple(text.strip("/").split("/")) if text else ()
-
-
-@lru_cache(maxsize=1 << 16)
-def matches(pattern: Pattern, path: tuple[str, ...]) -> bool:
-    """Glob match of a field path against a pattern (`*` one segment, `**` any number)."""
-    if not pattern:
-        return not path
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        return any(matches(rest, path[i:]) for i in range(len(path) + 1))
-    if not path:
-        return False
-    return (head == "*" or head == path[0]) and matches(rest, path[1:])
-
 
 # -- metadata ------------------------------------------------------------------------------------
 

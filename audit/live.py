@@ -20,6 +20,7 @@ from typing import Protocol
 
 from audit.errors import IncompleteReadError, KubeApiError
 from audit.kube_api import KubeApi
+from audit.selectors import selector_matches
 from renderer.objects import KubeObject, ObjectKey, key_of
 
 __all__ = [
@@ -58,15 +59,6 @@ class Reader(Protocol):
         labels), `get` of that kind needs no request."""
 
 
-def _label_match(selector: str, obj: KubeObject) -> bool:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    for term in (t.strip() for t in selector.split(",") if t.strip()):
-        key, _, value = term.partition("=")
-        if labels.get(key.strip()) != value.strip():
-            return False
-    return True
-
-
 class SnapshotReader:
     """A snapshot folder's objects: what was dumped is what exists."""
 
@@ -83,9 +75,10 @@ class SnapshotReader:
     ) -> list[KubeObject] | None:
         out = []
         for obj in self.by_kind.get((group, kind), ()):
-            if namespace and (obj.get("metadata") or {}).get("namespace") != namespace:
+            meta = obj.get("metadata") or {}
+            if namespace and meta.get("namespace") != namespace:
                 continue
-            if labels and not _label_match(labels, obj):
+            if labels and not selector_matches(labels, meta.get("labels") or {}):
                 continue
             out.append(obj)
         return out

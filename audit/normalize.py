@@ -7,14 +7,15 @@
 - Secret `stringData` is folded into base64 `data`, as the API server does on write;
 - values equal to an API default are removed (known_types.DEFAULTS), so explicit and implied
   defaults read alike; `imagePullPolicy` is defaulted from the image tag; the platform Package's
-  values equal to the platform chart's defaults likewise (renderer.cozystack.CHART_DEFAULTS);
+  values equal to the platform chart's defaults likewise (renderer.cozystack.CHART_DEFAULTS):
+  defaults.py;
 - quantities at quantity paths become one spelling (`1073741824` and `1024Mi` -> `1Gi`), Flux
   durations likewise (`10m` = `600s`);
 - integral floats become ints (YAML `1.0`), YAML timestamps become RFC 3339 strings;
 - null, empty lists and empty maps are removed ("empty vs absent"), except empty maps in groups
   where they are flags (KubeVirt's `disableSerialConsoleLog: {}`).
 Injected labels/annotations and server-populated fields are not removed here: they are ignored by
-the comparison only when git does not declare them (compare.py), so a declared one still counts.
+the comparison only when git does not declare them (differ.py), so a declared one still counts.
 """
 
 from __future__ import annotations
@@ -24,29 +25,24 @@ import binascii
 import contextlib
 import datetime as dt
 import re
-from collections.abc import Iterator
 from fractions import Fraction
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
+from audit.defaults import drop_defaults, drop_platform_chart_defaults
 from audit.known_types import (
     ALWAYS_DROPPED_ANNOTATIONS,
-    DEFAULTS,
     DURATION_PATHS,
     EMPTY_MAP_IS_A_VALUE,
-    POD_TEMPLATE_ROOTS,
     QUANTITY_PATHS,
     SERVER_METADATA,
-    Pattern,
-    compile_pattern,
-    matches,
 )
+from audit.patterns import matches, select
 from audit.quantity import QuantityError, canonical_quantity
-from renderer.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
 from renderer.cozystack import PLATFORM_PACKAGE as PLATFORM
 from renderer.objects import KubeObject
 
-__all__ = ["canonical_duration", "normalize", "plain", "select"]
+__all__ = ["canonical_duration", "normalize", "plain"]
 
 _DURATION = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
 _UNITS = {
@@ -93,39 +89,6 @@ def plain(value: Any) -> Any:
     return value
 
 
-def select(node: Any, pattern: Pattern) -> Iterator[tuple[Any, str | int]]:
-    """(container, key) of every value at `pattern` below `node` (containers are dicts or lists)."""
-    if not pattern:
-        return
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        yield from select(node, rest)
-        for _, child in _children(node):
-            yield from select(child, pattern)
-        return
-    for key, child in _children(node):
-        if head == "*" or head == key:
-            if rest:
-                yield from select(child, rest)
-            else:
-                yield node, key
-
-
-def _children(node: Any) -> list[tuple[Any, Any]]:
-    if isinstance(node, dict):
-        return list(node.items())
-    if isinstance(node, list):
-        return list(enumerate(node))
-    return []
-
-
-def _delete(container: Any, key: str | int) -> None:
-    if isinstance(container, dict):
-        container.pop(key, None)
-    else:
-        container[key] = None  # removed from lists by the empty-pruning pass
-
-
 def canonical_duration(text: str) -> str:
     """A Go duration in Go's spelling (`10m` and `600s` -> `10m0s`); unchanged if not one."""
     raw = text.strip()
@@ -152,15 +115,6 @@ def _decimal(value: Fraction) -> str:
     return f"{float(value):.9f}".rstrip("0").rstrip(".")
 
 
-def _image_pull_policy(image: str) -> str:
-    """SetDefaults_Container: Always for :latest or an untagged image, else IfNotPresent."""
-    name = image.rsplit("/", 1)[-1]
-    if "@" in name:
-        return "IfNotPresent"
-    tag = name.rpartition(":")[2] if ":" in name else ""
-    return "Always" if tag in ("", "latest") else "IfNotPresent"
-
-
 def _secret(obj: KubeObject) -> None:
     data = obj.get("data")
     data = dict(data) if isinstance(data, dict) else {}
@@ -174,100 +128,6 @@ def _secret(obj: KubeObject) -> None:
             data[key] = base64.b64encode(str(value).encode()).decode()
     if data:
         obj["data"] = data
-
-
-_Trie = dict[str, Any]
-"""Path segment -> sub-trie; the key `_LEAF` holds the default values that end there."""
-_LEAF = "\x00"
-
-
-@cache
-def _defaults_trie(group: str, kind: str) -> _Trie:
-    """The kind's default paths as a trie, so one walk of an object visits each path once
-    (paths with `**` are left to `select`)."""
-    trie: _Trie = {}
-    for default in DEFAULTS.get((group, kind), ()):
-        if "**" in default.path:
-            continue
-        node = trie
-        for segment in default.path:
-            node = node.setdefault(segment, {})
-        node.setdefault(_LEAF, []).append(default.value)
-    return trie
-
-
-def _walk_defaults(node: Any, trie: _Trie) -> None:
-    """Delete the values at the trie's paths below `node` that equal a default there."""
-    for segment, sub in trie.items():
-        if segment == _LEAF:
-            continue
-        if segment == "*":
-            children = _children(node)
-        elif isinstance(node, dict) and segment in node:
-            children = [(segment, node[segment])]
-        else:
-            continue
-        for key, child in children:
-            values = sub.get(_LEAF)
-            if values is not None and any(
-                child == value and type(child) is type(value) for value in values
-            ):
-                _delete(node, key)
-                continue
-            if len(sub) > (values is not None):
-                _walk_defaults(child, sub)
-
-
-@cache
-def _container_patterns(root: str) -> tuple[Pattern, ...]:
-    return tuple(compile_pattern(f"{root}/{box}/*") for box in ("containers", "initContainers"))
-
-
-def _drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
-    trie = _defaults_trie(group, kind)
-    if trie:
-        _walk_defaults(obj, trie)
-    for default in DEFAULTS.get((group, kind), ()):
-        if "**" in default.path:
-            for container, key in list(select(obj, default.path)):
-                if container[key] == default.value and type(container[key]) is type(default.value):
-                    _delete(container, key)
-    root = POD_TEMPLATE_ROOTS.get((group, kind))
-    if root:
-        for pattern in _container_patterns(root):
-            for container, key in list(select(obj, pattern)):
-                item = container[key]
-                if (
-                    isinstance(item, dict)
-                    and isinstance(item.get("image"), str)
-                    and item.get("imagePullPolicy") == _image_pull_policy(item["image"])
-                ):
-                    del item["imagePullPolicy"]
-
-
-_PLATFORM_VALUES = ("spec", "components", "platform", "values")
-
-
-def _drop_chart_defaults(values: Any, defaults: Any) -> None:
-    """Remove platform values equal to the chart's own defaults (Helm coalescing makes an explicit
-    default and an absent key the same input to the chart)."""
-    if not isinstance(values, dict) or not isinstance(defaults, dict):
-        return
-    for key in list(values):
-        if key not in defaults:
-            continue
-        value, default = values[key], defaults[key]
-        if isinstance(value, dict) and isinstance(default, dict):
-            _drop_chart_defaults(value, default)
-        elif value == default and type(value) is type(default):
-            del values[key]
-
-
-def _platform_package(obj: KubeObject) -> None:
-    node: Any = obj
-    for key in _PLATFORM_VALUES:
-        node = node.get(key) if isinstance(node, dict) else None
-    _drop_chart_defaults(node, PLATFORM_CHART_DEFAULTS)
 
 
 _QUANTITY_TAILS = frozenset(p[-2] if p[-1] == "*" else p[-1] for p in QUANTITY_PATHS)
@@ -371,9 +231,9 @@ def normalize(obj: KubeObject) -> KubeObject:
                 annotations.pop(key, None)
     if group == "" and kind == "Secret":
         _secret(out)
-    _drop_defaults(out, group, kind)
+    drop_defaults(out, group, kind)
     if (group, kind) == ("cozystack.io", "Package") and meta and meta.get("name") == PLATFORM:
-        _platform_package(out)
+        drop_platform_chart_defaults(out)
     _typed_values(out, group)
     pruned: KubeObject = _prune(out, group in EMPTY_MAP_IS_A_VALUE)
     return pruned

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from audit.findings import Finding, Source
-from audit.known_types import compile_pattern, matches
+from audit.patterns import compile_pattern, matches
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile
 
 __all__ = ["ProfileContext", "explain"]

@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any
 
-from audit.known_types import Pattern, compile_pattern
+from audit.patterns import Pattern, compile_pattern
 
 __all__ = ["SENSITIVE", "digest", "is_redacted", "scrub", "sensitive_paths"]
 

@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.known_types import Pattern, compile_pattern
+from audit.kinds import live_key
+from audit.patterns import Pattern, compile_pattern
 from renderer.cozystack import (
     GPU_OPERATOR,
     HAMI,
@@ -85,6 +86,10 @@ class ExpectedWiring:
     def add(self, obj: KubeObject, scope: tuple[Pattern, ...]) -> None:
         self.objects.append(obj)
         self.scopes[key_of(obj)] = scope
+
+    def get(self, key: ObjectKey) -> KubeObject | None:
+        """The expected object whose live key is `key`."""
+        return next((o for o in self.objects if live_key(o) == key), None)
 
 
 def ssa_merge(live: Any, desired: Any) -> Any:

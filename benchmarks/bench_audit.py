@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import copy
 import hashlib
 import json
 import os
 import random
-import resource
 import selectors
 import shutil
 import subprocess
@@ -52,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from benchmarks.rss import peak_rss_mb
 
 __all__ = ["main", "world"]
 
@@ -675,16 +675,6 @@ def serve(live: list[Obj], workdir: Path) -> Iterator[Path]:
 # -- measured steps (each in its own process) -----------------------------------------------------
 
 
-def _rss_mb() -> float:
-    """This process's peak RSS: VmHWM, not ru_maxrss, which on Linux keeps the high-water mark of
-    the process image exec replaced (here the benchmark's parent, holding the generated cluster)."""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _step_ours(kubeconfig: Path, desired_file: Path) -> Obj:
     from audit.desired import Desired
     from audit.kube_api import KubeApi
@@ -711,7 +701,7 @@ def _step_ours(kubeconfig: Path, desired_file: Path) -> Obj:
     read |= {key_of(o) for o in live._gets.values() if o is not None}
     return {
         "seconds": seconds,
-        "rss_mb": _rss_mb(),
+        "rss_mb": peak_rss_mb(),
         "findings": len(result.findings),
         "objects_read": len(read),
         "requests": api.requests,
@@ -767,7 +757,7 @@ def _step_baseline(kubeconfig: Path, desired_file: Path, sample: int) -> Obj:
         "pairs": len(pairs),
         "sampled": len(chosen),
         "with_diff": len(report),
-        "rss_mb": _rss_mb(),
+        "rss_mb": peak_rss_mb(),
         "report_bytes": len(text),
     }
 

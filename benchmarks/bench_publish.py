@@ -5,8 +5,9 @@
 The baseline, measured in the same run on the same flat files (the rendered branch's tree, checked
 out into a separate repository): GitPython `index.add` of every file + `index.commit` for the first
 publish, and `index.add` of the unchanged files + `index.diff("HEAD")` for the no-op. Each measured
-step runs in its own process, so its peak RSS is its own; the time is taken inside it (imports and
-the interpreter's start are not counted, for either side).
+step runs in its own process, and its peak RSS is that process's VmHWM (benchmarks/rss.py: not
+ru_maxrss, which would report this runner's peak); the time is taken inside it (imports and the
+interpreter's start are not counted, for either side).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.profiles import write_profiles
+from benchmarks.rss import peak_rss_mb
 from renderer.gitrepo import init_repo
 
 __all__ = ["main"]
@@ -39,7 +40,7 @@ TARGETS = {"publish": 5.0, "noop": 1.0}
 
 
 def _step(step: str, repo: Path) -> dict[str, Any]:
-    """Run one measured step here; the time and this process's peak RSS."""
+    """Run one measured step here; the time and this process's own peak RSS."""
     if step == "publish":
         from renderer.publish import publish
 
@@ -62,8 +63,7 @@ def _step(step: str, repo: Path) -> dict[str, Any]:
             changed = len(index.diff("HEAD"))
         seconds = time.perf_counter() - start
         extra = {"files": len(files), "changed": changed}
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "rss_mb": rss, **extra}
+    return {"seconds": seconds, "rss_mb": peak_rss_mb(), **extra}
 
 
 def _measure(step: str, repo: Path) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,9 @@ import git
 
 from audit.live import Live, SnapshotReader
 from audit.snapshot import load_snapshot
+from gpu_gitops.cli import main
+from gpu_gitops.console import Console
+from renderer.gitrepo import init_repo as renderer_init_repo
 from renderer.publish import publish
 from tests.conftest import REPO_ROOT
 
@@ -22,13 +26,22 @@ def init_repo(root: Path, clusters: dict[str, Path]) -> git.Repo:
     """A git repository at `root` whose first commit holds these cluster folders."""
     for name, folder in clusters.items():
         shutil.copytree(folder, root / "clusters" / name)
-    repo = git.Repo.init(root, initial_branch="main")
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "test")
-        cfg.set_value("user", "email", "test@example.invalid")
-    repo.git.add("-A")
-    repo.git.commit("-q", "-m", "profiles")
-    return repo
+    return renderer_init_repo(root, "profiles", user="test", email="test@example.invalid")
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """`gpu-gitops ARGV...` in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), Console(out, err))
+    return code, out.getvalue(), err.getvalue()
+
+
+def audit_cli(
+    cluster: str, live_flag: str, live: Path, repo: Path, *options: str
+) -> tuple[int, str, str]:
+    """`gpu-gitops audit --cluster CLUSTER LIVE_FLAG LIVE --repo REPO OPTIONS...`, where LIVE_FLAG
+    is --snapshot (a folder) or --kubeconfig (a file)."""
+    return run("audit", "--cluster", cluster, live_flag, str(live), "--repo", str(repo), *options)
 
 
 def demo_repo(root: Path, publish_branch: bool = True) -> tuple[git.Repo, str | None]:

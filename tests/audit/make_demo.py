@@ -109,6 +109,15 @@ def helm_meta(release: str, namespace: str, keep: bool = False) -> dict[str, Any
     return {"annotations": annotations, "labels": labels}
 
 
+def helm_applied(
+    release: str, namespace: str, spec_fields: dict[str, Any], keep: bool = False
+) -> dict[str, Any]:
+    """helm-controller's managedFields entry on an object of a release: its Helm metadata and
+    `spec_fields` (FieldsV1 of the spec it rendered)."""
+    fields = {"f:metadata": leaves(helm_meta(release, namespace, keep)), "f:spec": spec_fields}
+    return mf("helm-controller", "Apply", T_APPLY, fields)
+
+
 def built(cluster: str, clusters: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the platform Package, every other object) of the cluster's built output."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -257,9 +266,9 @@ def live_package(
         pci = spec["components"]["kubevirt"]["values"]["permittedHostDevices"]["pciHostDevices"]
         pci.insert(0, pci.pop())  # the cluster's own device first: order means nothing here
     obj["metadata"] = meta(name, **helm_meta("cozystack-platform", "cozy-system", keep))
-    fields = {"f:metadata": leaves(helm_meta("cozystack-platform", "cozy-system", keep))}
-    fields["f:spec"] = leaves(spec)
-    obj["metadata"]["managedFields"] = [mf("helm-controller", "Apply", T_APPLY, fields)]
+    obj["metadata"]["managedFields"] = [
+        helm_applied("cozystack-platform", "cozy-system", leaves(spec), keep)
+    ]
     obj["status"] = {
         "conditions": [
             {
@@ -504,12 +513,7 @@ def ams1(clusters: Path) -> dict[str, str]:
     helm_fields = leaves(released_cr["spec"])
     del helm_fields["f:configuration"]["f:permittedHostDevices"]  # ownership moved to kubectl-edit
     cr["metadata"]["managedFields"] = [
-        mf(
-            "helm-controller",
-            "Apply",
-            T_APPLY,
-            {"f:metadata": leaves(helm_meta("kubevirt", "cozy-kubevirt")), "f:spec": helm_fields},
-        ),
+        helm_applied("kubevirt", "cozy-kubevirt", helm_fields),
         mf(
             "virt-operator",
             "Update",
@@ -557,15 +561,7 @@ def ams1(clusters: Path) -> dict[str, str]:
     cp["spec"]["cdi"] = {"default": False, "enabled": True, "nriPluginEnabled": False}
     cp["metadata"] = meta("cluster-policy", **helm_meta("gpu-operator", "cozy-gpu-operator"))
     cp["metadata"]["managedFields"] = [
-        mf(
-            "helm-controller",
-            "Apply",
-            T_APPLY,
-            {
-                "f:metadata": leaves(helm_meta("gpu-operator", "cozy-gpu-operator")),
-                "f:spec": leaves(released_cp["spec"]),
-            },
-        ),
+        helm_applied("gpu-operator", "cozy-gpu-operator", leaves(released_cp["spec"])),
         mf(
             "kubectl-patch",
             "Update",
@@ -656,15 +652,7 @@ def sto1(clusters: Path) -> dict[str, str]:
     released_cr = copy.deepcopy(cr)
     cr["metadata"] = meta("kubevirt", "cozy-kubevirt", **helm_meta("kubevirt", "cozy-kubevirt"))
     cr["metadata"]["managedFields"] = [
-        mf(
-            "helm-controller",
-            "Apply",
-            T_APPLY,
-            {
-                "f:metadata": leaves(helm_meta("kubevirt", "cozy-kubevirt")),
-                "f:spec": leaves(released_cr["spec"]),
-            },
-        )
+        helm_applied("kubevirt", "cozy-kubevirt", leaves(released_cr["spec"]))
     ]
     left = {
         "apiVersion": "cozystack.io/v1alpha1",

@@ -6,7 +6,6 @@ manager, revert class and profile field; planted noise must not be reported.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,21 +13,20 @@ from typing import Any
 
 import pytest
 
-from gpu_gitops.cli import main
-from gpu_gitops.console import Console
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects
-from tests.audit.audit_helpers import demo_objects, demo_repo, init_repo, write_snapshot
+from tests.audit.audit_helpers import (
+    audit_cli,
+    demo_objects,
+    demo_repo,
+    init_repo,
+    run,
+    write_snapshot,
+)
 from tests.conftest import DATA, REPO_ROOT
 
 PCI = "/spec/configuration/permittedHostDevices/pciHostDevices"
 TOKEN = "audit-cli-t0ken"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), Console(out, err))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -40,18 +38,17 @@ def repo_and_tip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def audit_json(repo: Path, snapshot: Path, cluster: str) -> tuple[int, dict[str, Any]]:
-    code, out, _ = run(
-        "audit",
-        "--cluster",
-        cluster,
-        "--snapshot",
-        str(snapshot),
-        "--repo",
-        str(repo),
-        "-o",
-        "json",
-    )
+    code, out, _ = audit_cli(cluster, "--snapshot", snapshot, repo, "-o", "json")
     return code, json.loads(out)
+
+
+def audit_demo(
+    repo_and_tip: tuple[Path, str], tmp_path: Path, cluster: str
+) -> tuple[int, dict[str, Any]]:
+    """The JSON audit of the cluster's demo snapshot, Flux having applied the rendered tip."""
+    repo, tip = repo_and_tip
+    snapshot = write_snapshot(tmp_path / cluster, demo_objects(cluster, tip))
+    return audit_json(repo, snapshot, cluster)
 
 
 def by(doc: dict[str, Any], kind: str, path: str = "") -> list[dict[str, Any]]:
@@ -95,9 +92,8 @@ def check_ams1(doc: dict[str, Any]) -> None:
 def test_snapshot_audit_finds_the_planted_drift_and_no_noise(
     repo_and_tip: tuple[Path, str], tmp_path: Path
 ) -> None:
-    repo, tip = repo_and_tip
-    snapshot = write_snapshot(tmp_path / "ams1", demo_objects("ams1", tip))
-    code, doc = audit_json(repo, snapshot, "ams1")
+    code, doc = audit_demo(repo_and_tip, tmp_path, "ams1")
+    tip = repo_and_tip[1]
     assert code == 1
     assert doc["complete"] is True
     assert (doc["desiredSource"], doc["desiredRevision"]) == (
@@ -112,9 +108,7 @@ def test_snapshot_audit_finds_the_planted_drift_and_no_noise(
 def test_keep_policy_orphan_and_hand_applied_objects(
     repo_and_tip: tuple[Path, str], tmp_path: Path
 ) -> None:
-    repo, tip = repo_and_tip
-    snapshot = write_snapshot(tmp_path / "sto1", demo_objects("sto1", tip))
-    code, doc = audit_json(repo, snapshot, "sto1")
+    code, doc = audit_demo(repo_and_tip, tmp_path, "sto1")
     assert code == 1
     [orphan] = [f for f in doc["findings"] if f["type"] == "orphan"]
     assert orphan["object"]["name"] == "cozystack.gpu-operator"
@@ -160,48 +154,24 @@ def test_container_variant_package_from_git_is_not_an_orphan(tmp_path: Path) -> 
 def test_prometheus_and_markdown_outputs(repo_and_tip: tuple[Path, str], tmp_path: Path) -> None:
     repo, tip = repo_and_tip
     snapshot = write_snapshot(tmp_path / "ams1", demo_objects("ams1", tip))
-    code, out, _ = run(
-        "audit",
-        "--cluster",
-        "ams1",
-        "--snapshot",
-        str(snapshot),
-        "--repo",
-        str(repo),
-        "-o",
-        "prometheus",
-    )
+    code, out, _ = audit_cli("ams1", "--snapshot", snapshot, repo, "-o", "prometheus")
     assert code == 1
     assert (
         'gpu_gitops_audit_findings{type="modified",severity="high",revert="next-upgrade"} 1'
         in out.splitlines()
     )
     assert "gpu_gitops_audit_complete 1" in out.splitlines()
-    _, md, _ = run(
-        "audit",
-        "--cluster",
-        "ams1",
-        "--snapshot",
-        str(snapshot),
-        "--repo",
-        str(repo),
-        "-o",
-        "markdown",
-    )
+    _, md, _ = audit_cli("ams1", "--snapshot", snapshot, repo, "-o", "markdown")
     assert md.startswith("## gpu-gitops drift audit of ams1: 5 findings")
 
 
 def test_bad_input_exits_2(tmp_path: Path, repo_and_tip: tuple[Path, str]) -> None:
     repo, _ = repo_and_tip
-    code, _, err = run(
-        "audit", "--cluster", "ams1", "--snapshot", str(tmp_path / "nope"), "--repo", str(repo)
-    )
+    code, _, err = audit_cli("ams1", "--snapshot", tmp_path / "nope", repo)
     assert code == 2 and "does not exist" in err
     code, _, err = run("audit", "--cluster", "../x", "--snapshot", str(tmp_path))
     assert code == 2
-    code, _, err = run(
-        "audit", "--cluster", "ams1", "--snapshot", str(tmp_path), "--repo", str(tmp_path)
-    )
+    code, _, err = audit_cli("ams1", "--snapshot", tmp_path, tmp_path)
     assert code == 2 and "git" in err
 
 
@@ -239,17 +209,8 @@ def test_audit_through_the_api_server(
     demo_server: ApiServer, repo_and_tip: tuple[Path, str], tmp_path: Path
 ) -> None:
     repo, _ = repo_and_tip
-    code, out, err = run(
-        "audit",
-        "--cluster",
-        "ams1",
-        "--kubeconfig",
-        str(kubeconfig(demo_server, tmp_path)),
-        "--repo",
-        str(repo),
-        "-o",
-        "json",
-    )
+    config = kubeconfig(demo_server, tmp_path)
+    code, out, err = audit_cli("ams1", "--kubeconfig", config, repo, "-o", "json")
     assert code == 1, err
     doc = json.loads(out)
     assert doc["complete"] is True
@@ -265,31 +226,14 @@ def test_a_forbidden_read_makes_the_audit_incomplete(
 ) -> None:
     repo, _ = repo_and_tip
     demo_server.deny("auditor", "list", "helmreleases", "helm.toolkit.fluxcd.io")
-    code, out, err = run(
-        "audit",
-        "--cluster",
-        "ams1",
-        "--kubeconfig",
-        str(kubeconfig(demo_server, tmp_path)),
-        "--repo",
-        str(repo),
-        "-o",
-        "json",
-    )
+    config = kubeconfig(demo_server, tmp_path)
+    code, out, err = audit_cli("ams1", "--kubeconfig", config, repo, "-o", "json")
     assert code == 2
     doc = json.loads(out)
     assert doc["complete"] is False
     assert any("403" in p for p in doc["problems"])
     assert "incomplete" in err
-    code, text, _ = run(
-        "audit",
-        "--cluster",
-        "ams1",
-        "--kubeconfig",
-        str(kubeconfig(demo_server, tmp_path)),
-        "--repo",
-        str(repo),
-    )
+    code, text, _ = audit_cli("ams1", "--kubeconfig", config, repo)
     assert code == 2 and text.startswith("INCOMPLETE")
 
 
@@ -306,17 +250,7 @@ def test_issue4_live_fixtures_through_the_api_server(api_server: ApiServer, tmp_
     repo_root = tmp_path / "repo"
     init_repo(repo_root, {"ams1": profile})
     config = api_server.kubeconfig(tmp_path / "kc", token="s3cr3t-t0ken-for-tests")
-    code, out, err = run(
-        "audit",
-        "--cluster",
-        "ams1",
-        "--kubeconfig",
-        str(config),
-        "--repo",
-        str(repo_root),
-        "-o",
-        "json",
-    )
+    code, out, err = audit_cli("ams1", "--kubeconfig", config, repo_root, "-o", "json")
     assert code == 1, err
     doc = json.loads(out)
     [pci] = by(doc, "KubeVirt", PCI)

@@ -8,7 +8,6 @@ log with the rules.
 
 from __future__ import annotations
 
-import io
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,14 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_gitops.cli import main
-from gpu_gitops.console import Console
 from renderer.audit_rbac import audit_rbac_rules
 from renderer.profile import load_profile
 from renderer.publish import publish
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects
-from tests.audit.audit_helpers import EXAMPLES, demo_objects, init_repo
+from tests.audit.audit_helpers import EXAMPLES, audit_cli, demo_objects, init_repo
 from tests.conftest import DATA
 from tests.renderer.rbac_paths import uncovered, unused
 
@@ -81,22 +78,8 @@ def test_the_audit_job_may_make_every_request_of_an_audit_and_no_more(
     server: ApiServer, repo: Path, tmp_path: Path
 ) -> None:
     config = server.kubeconfig(tmp_path / "kubeconfig", token=TOKEN)
-    out, err = io.StringIO(), io.StringIO()
-    code = main(
-        [
-            "audit",
-            "--cluster",
-            "ams1",
-            "--kubeconfig",
-            str(config),
-            "--repo",
-            str(repo),
-            "-o",
-            "json",
-        ],
-        Console(out, err),
-    )
-    assert code in (0, 1), err.getvalue()
+    code, _, err = audit_cli("ams1", "--kubeconfig", config, repo, "-o", "json")
+    assert code in (0, 1), err
     requests = [r for r in server.requests if r.user == "auditor"]
     assert requests and all(r.method == "GET" for r in requests), "read-only"
     paths = sorted({r.path for r in requests})

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from audit.attribute import ManagedEntry
-from audit.classify import Controller, IgnoreRule, classify, is_takeover_manager, severity_of
+from audit.classify import Controller, IgnoreRule, classify, is_takeover_manager
 from audit.findings import Finding, ObjectRef
+from audit.severity import severity_of
 
 KV = ObjectRef("kubevirt.io/v1", "KubeVirt", "cozy-kubevirt", "kubevirt")
 PKG = ObjectRef("cozystack.io/v1alpha1", "Package", "", "cozystack.cozystack-platform")

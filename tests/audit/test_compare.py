@@ -9,9 +9,10 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from audit.compare import compare_normalized, compare_objects
+from audit.compare import compare_normalized, compare_objects, unchanged
 from audit.findings import Item, show_segments
-from audit.known_types import compile_pattern
+from audit.normalize import normalize
+from audit.patterns import compile_pattern
 
 
 def deploy(containers: list[dict[str, Any]], **meta: Any) -> dict[str, Any]:
@@ -204,3 +205,166 @@ def test_finds_the_same_changes_as_deepdiff_on_random_maps() -> None:
         ours = {c.pointer for c in compare_normalized(d, live)}
         theirs = {"/spec" + p for p in _deepdiff_paths(spec, mutated)}
         assert ours == theirs
+
+
+# -- unchanged: the raw-pair fast path ------------------------------------------------------------
+
+SERVER_SET: dict[str, Any] = {
+    "uid": "2f1c7a80-0000-4000-8000-000000000001",
+    "resourceVersion": "48213",
+    "generation": 3,
+    "creationTimestamp": "2026-10-14T09:02:11Z",
+    "managedFields": [{"manager": "kustomize-controller", "operation": "Apply"}],
+}
+INJECTED = {
+    "kustomize.toolkit.fluxcd.io/name": "ams1",
+    "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+}
+
+
+def unchanged_samples() -> list[dict[str, Any]]:
+    """Desired objects of kinds the fast path sees: plain data, a pod template (API defaults), a
+    Secret, a KubeVirt CR (empty maps are values there) and a cluster-scoped Package."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cfg", "namespace": "apps", "labels": {"app": "web"}},
+            "data": {"port": "8080", "mode": "fast"},
+        },
+        deploy([{"name": "a", "image": "a:1", "ports": [{"containerPort": 80}]}]),
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "db", "namespace": "apps", "annotations": {"team": "gpu"}},
+            "type": "Opaque",
+            "data": {"password": "czNjcjN0"},
+        },
+        kubevirt([A, B], ["HostDevices"], disableSerialConsoleLog={}),
+        {
+            "apiVersion": "cozystack.io/v1alpha1",
+            "kind": "Package",
+            "metadata": {"name": "cozystack.gpu-operator"},
+            "spec": {"variant": "vfio", "components": {"gpu-operator": {"values": {"n": 1}}}},
+        },
+    ]
+
+
+def _meta_of(obj: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = obj.setdefault("metadata", {})
+    return meta
+
+
+def _noise(rng: random.Random, live: dict[str, Any]) -> None:
+    """What the server and controllers add that is never drift."""
+    meta = _meta_of(live)
+    choice = rng.randrange(4)
+    if choice == 0:
+        meta.update(SERVER_SET)
+    elif choice == 1:
+        meta.setdefault("labels", {}).update(INJECTED)
+    elif choice == 2:
+        meta.setdefault("annotations", {})["reconcile.fluxcd.io/requestedAt"] = "now"
+    else:
+        live["status"] = {"phase": "Deployed", "conditions": [{"type": "Ready"}]}
+
+
+def _edit(rng: random.Random, live: dict[str, Any]) -> None:
+    """An edit that may or may not be drift once normalized: the fast path must never hide one."""
+    meta = _meta_of(live)
+    body = [k for k in live if k not in ("apiVersion", "kind", "metadata", "status")]
+    choice = rng.randrange(12)
+    if choice == 0 and body:
+        live[rng.choice(body)] = {"edited": rng.randrange(3)}
+    elif choice == 1 and body:
+        del live[rng.choice(body)]
+    elif choice == 2:
+        live["extra"] = rng.choice([{}, [], None, 0, "", {"a": 1}])
+    elif choice == 3:
+        meta.setdefault("labels", {})[rng.choice(["app", "tier", "team"])] = rng.choice(
+            ["web", "db", ""]
+        )
+    elif choice == 4:
+        meta.pop(rng.choice(["labels", "annotations"]), None)
+    elif choice == 5:
+        meta.setdefault("labels", {})["kustomize.toolkit.fluxcd.io/name"] = "other"
+    elif choice == 6:
+        meta[rng.choice(["labels", "annotations"])] = {}
+    elif choice == 7:
+        meta[rng.choice(["name", "namespace"])] = "elsewhere"
+    elif choice == 8:
+        meta[rng.choice(["finalizers", "ownerReferences"])] = [{"kind": "Package", "name": "p"}]
+    elif choice == 9:  # another version of the same group (the audit pairs objects by group)
+        group = str(live.get("apiVersion", "")).rpartition("/")[0]
+        live["apiVersion"] = f"{group}/v1alpha3" if group else "v2"
+    elif choice == 10:
+        _retype(rng, live)
+    else:  # never compared, but no reason to skip the comparison either
+        annotations = meta.setdefault("annotations", {})
+        annotations["kubectl.kubernetes.io/last-applied-configuration"] = rng.choice(
+            ["{}", '{"data": {"password": "canary"}}']
+        )
+
+
+def _retype(rng: random.Random, node: Any) -> None:
+    """Swap one scalar for an equal-looking one of another type (8080 / "8080", 1 / True / 1.0)."""
+    spots = [
+        (parent, key)
+        for parent, key in _leaves(node)
+        if isinstance(parent[key], str | int | float | bool)
+    ]
+    if spots:
+        parent, key = rng.choice(spots)
+        value = parent[key]
+        if isinstance(value, bool):
+            parent[key] = int(value)
+        elif isinstance(value, int | float):
+            parent[key] = rng.choice([str(value), float(value), value == 1])
+        else:
+            parent[key] = int(value) if value.isdigit() else value.upper() or None
+
+
+def _leaves(node: Any) -> list[tuple[Any, Any]]:
+    items = node.items() if isinstance(node, dict) else enumerate(node)
+    out: list[tuple[Any, Any]] = []
+    for key, value in items:
+        if isinstance(value, dict | list):
+            out += _leaves(value)
+        else:
+            out.append((node, key))
+    return out
+
+
+def test_unchanged_when_live_adds_only_server_metadata_injected_labels_and_status() -> None:
+    rng = random.Random(11)
+    for desired in unchanged_samples():
+        assert unchanged(desired, copy.deepcopy(desired))
+        for _ in range(20):
+            live = copy.deepcopy(desired)
+            for _ in range(rng.randrange(1, 4)):
+                _noise(rng, live)
+            assert unchanged(desired, live), live
+            assert compare_objects(desired, live) == []
+
+
+def test_unchanged_is_false_where_the_differ_finds_a_change() -> None:
+    rng = random.Random(2026)
+    seen = {"unchanged": 0, "changed": 0, "left to the differ": 0}
+    for _ in range(600):
+        desired = rng.choice(unchanged_samples())
+        live = copy.deepcopy(desired)
+        for _ in range(rng.randrange(0, 3)):
+            _noise(rng, live)
+        for _ in range(rng.randrange(1, 3)):
+            _edit(rng, live)
+        if rng.random() < 0.5:  # edits on either side
+            desired, live = live, desired
+            _meta_of(desired)  # a desired object always has metadata
+        changes = compare_normalized(normalize(desired), normalize(live))
+        fast = unchanged(desired, live)
+        if changes:
+            assert not fast, (desired, live, changes)
+            seen["changed"] += 1
+        else:
+            seen["unchanged" if fast else "left to the differ"] += 1
+    assert min(seen.values()) > 20, seen  # every outcome was exercised

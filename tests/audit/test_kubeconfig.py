@@ -453,24 +453,18 @@ def test_exec_without_expiry_is_rerun_only_after_a_401(plugin: Path) -> None:
     assert auth.runs == 2
 
 
-def test_exec_plugin_end_to_end_against_the_server(
-    plugin: Path, api_server: ApiServer, tmp_path: Path
-) -> None:
-    kubeconfig_path = write(
-        tmp_path / "kubeconfig",
+def exec_kubeconfig(path: Path, server: ApiServer, args: list[str]) -> Path:
+    """A kubeconfig for `server` whose user runs `python ARGS...` as its exec plugin."""
+    return write(
+        path,
         kubeconfig(
-            {
-                "c": {
-                    "server": api_server.url,
-                    "certificate-authority-data": b64(api_server.ca.cert_pem),
-                }
-            },
+            {"c": {"server": server.url, "certificate-authority-data": b64(server.ca.cert_pem)}},
             {
                 "u": {
                     "exec": {
                         "apiVersion": "client.authentication.k8s.io/v1",
                         "command": sys.executable,
-                        "args": [str(plugin), str(tmp_path / "calls")],
+                        "args": args,
                         "interactiveMode": "Never",
                     }
                 }
@@ -479,6 +473,13 @@ def test_exec_plugin_end_to_end_against_the_server(
             "x",
         ),
     )
+
+
+def test_exec_plugin_end_to_end_against_the_server(
+    plugin: Path, api_server: ApiServer, tmp_path: Path
+) -> None:
+    args = [str(plugin), str(tmp_path / "calls")]
+    kubeconfig_path = exec_kubeconfig(tmp_path / "kubeconfig", api_server, args)
     api_server.add_token("exec-token-1", "oidc:alice")
     with KubeApi(load_cluster_config(kubeconfig_path)) as api:
         assert len(api.list("Namespace", "")) == 7
@@ -503,29 +504,7 @@ def test_exec_plugin_client_certificate_against_the_server(
     (tmp_path / "tls.key").write_bytes(pair.key_pem)
     (tmp_path / "plugin.py").write_text(CERT_PLUGIN)
     args = [str(tmp_path / "plugin.py"), str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")]
-    kubeconfig_path = write(
-        tmp_path / "kubeconfig",
-        kubeconfig(
-            {
-                "c": {
-                    "server": api_server.url,
-                    "certificate-authority-data": b64(api_server.ca.cert_pem),
-                }
-            },
-            {
-                "u": {
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1",
-                        "command": sys.executable,
-                        "args": args,
-                        "interactiveMode": "Never",
-                    }
-                }
-            },
-            {"x": {"cluster": "c", "user": "u"}},
-            "x",
-        ),
-    )
+    kubeconfig_path = exec_kubeconfig(tmp_path / "kubeconfig", api_server, args)
     with KubeApi(load_cluster_config(kubeconfig_path)) as api:
         assert len(api.list("Node", "")) == 3
     assert {r.user for r in api_server.requests} == {"exec-cert-user"}

@@ -1,0 +1,86 @@
+"""The kinds the audit looks up by name, and object keys as the live cluster knows them.
+
+Why this exists: every step of the audit (git, releases, wiring, VMs, inventory) reads the same
+few Flux, Cozystack, KubeVirt and GPU Operator kinds, and pairs a desired object with the live one
+by key; renders may set a namespace on cluster-scoped objects, which the live side never has.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from renderer.objects import KubeObject, ObjectKey, key_of
+
+__all__ = [
+    "CLUSTER_POLICY",
+    "CLUSTER_SCOPED",
+    "FLUX_KINDS",
+    "GIT_REPOSITORY",
+    "HELM_RELEASE",
+    "KUBEVIRT",
+    "KUSTOMIZATION",
+    "PACKAGE",
+    "VIRTUAL_MACHINE",
+    "in_namespace",
+    "live_key",
+    "meta",
+    "ns_name",
+]
+
+KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
+GIT_REPOSITORY = ("source.toolkit.fluxcd.io", "GitRepository")
+HELM_RELEASE = ("helm.toolkit.fluxcd.io", "HelmRelease")
+PACKAGE = ("cozystack.io", "Package")
+KUBEVIRT = ("kubevirt.io", "KubeVirt")
+CLUSTER_POLICY = ("nvidia.com", "ClusterPolicy")
+VIRTUAL_MACHINE = ("kubevirt.io", "VirtualMachine")
+FLUX_KINDS = (
+    KUSTOMIZATION,
+    GIT_REPOSITORY,
+    ("source.toolkit.fluxcd.io", "OCIRepository"),
+    ("source.toolkit.fluxcd.io", "HelmRepository"),
+    HELM_RELEASE,
+)
+CLUSTER_SCOPED = frozenset(
+    {
+        ("cozystack.io", "Package"),
+        ("cozystack.io", "PackageSource"),
+        ("nvidia.com", "ClusterPolicy"),
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("storage.k8s.io", "StorageClass"),
+    }
+)
+
+
+def meta(obj: KubeObject) -> dict[str, Any]:
+    """The object's metadata ({} when it has none)."""
+    found = obj.get("metadata")
+    return found if isinstance(found, dict) else {}
+
+
+def ns_name(obj: KubeObject) -> str:
+    """`namespace/name`, as Flux and kubectl print an object."""
+    found = meta(obj)
+    return f"{found.get('namespace', '')}/{found.get('name', '')}"
+
+
+def live_key(obj: KubeObject) -> ObjectKey:
+    """The key the live object has: no namespace for a cluster-scoped kind."""
+    key = key_of(obj)
+    if (key.group, key.kind) in CLUSTER_SCOPED:
+        return key._replace(namespace="")
+    return key
+
+
+def in_namespace(obj: KubeObject, namespace: str) -> KubeObject:
+    """A namespaced object rendered without a namespace, placed in `namespace` (as Helm does for
+    the release's objects); any other object as it is."""
+    key = key_of(obj)
+    if (key.group, key.kind) not in CLUSTER_SCOPED and not key.namespace:
+        return {**obj, "metadata": {**meta(obj), "namespace": namespace}}
+    return obj
