@@ -18,10 +18,8 @@ the repository has it, else at HEAD.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 import git
@@ -31,11 +29,11 @@ from audit.errors import AuditError
 from renderer.build import build_overlays
 from renderer.errors import ProfileError
 from renderer.flat import KUSTOMIZATION_FILE, METADATA_FILE, Metadata
-from renderer.gitrepo import resolve, tree_files, write_files
+from renderer.gitrepo import resolve, tree_files
 from renderer.objects import KubeObject
-from renderer.profile import LoadedProfile, load_profile
+from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile, load_profile_bytes
 from renderer.render import render_profiles
-from renderer.validate import check_clusters
+from renderer.validate import ClusterFiles, check_files
 
 __all__ = [
     "Desired",
@@ -101,33 +99,36 @@ def _metadata(files: Mapping[str, bytes], cluster: str) -> Metadata | None:
     return Metadata.from_bytes(data) if data is not None else None
 
 
+def _cluster_files(commit: git.Commit, cluster: str) -> ClusterFiles | None:
+    """The bytes of clusters/<cluster>/gpu-profile.yaml and platform.yaml at a commit."""
+    files = tree_files(commit, f"clusters/{cluster}")
+    profile = files.get(f"clusters/{cluster}/{PROFILE_FILE}")
+    if profile is None:
+        return None
+    return profile, files.get(f"clusters/{cluster}/{PLATFORM_FILE}")
+
+
 def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfile | None:
     """The cluster's profile at a commit (read leniently: provenance only needs its fields)."""
-    files = tree_files(commit, f"clusters/{cluster}")
-    if not files:
+    files = _cluster_files(commit, cluster)
+    if files is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="gpu-gitops-audit-") as tmp:
-        write_files(Path(tmp), files)
-        try:
-            return load_profile(Path(tmp), cluster)
-        except ProfileError:
-            return None
+    try:
+        return load_profile_bytes(cluster, *files)
+    except ProfileError:
+        return None
 
 
 def _build_from_profiles(
     commit: git.Commit, cluster: str
 ) -> tuple[list[KubeObject], LoadedProfile]:
-    files = tree_files(commit, f"clusters/{cluster}")
-    if not files:
+    files = _cluster_files(commit, cluster)
+    if files is None:
         raise AuditError(
             f"clusters/{cluster}/ does not exist at {commit.hexsha[:12]}: check --cluster"
         )
-    with tempfile.TemporaryDirectory(prefix="gpu-gitops-audit-") as tmp:
-        root = Path(tmp)
-        write_files(root, files)
-        checked = check_clusters(root, [cluster])
-        rendered = render_profiles(checked.profiles)
-        built = build_overlays(rendered.overlays)[cluster]
+    checked = check_files({cluster: files})
+    built = build_overlays(render_profiles(checked.profiles).overlays)[cluster]
     objects = [d for d in yaml.load_all(built, Loader=yaml.CSafeLoader) if isinstance(d, dict)]
     return objects, checked.profiles[0]
 

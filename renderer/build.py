@@ -7,6 +7,7 @@ two at a time (2 cores), and a failed build is repeated alone so its message is 
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
@@ -18,10 +19,21 @@ import pykustomize
 from renderer.errors import BuildError
 from renderer.overlays import Overlay, base_files
 
-__all__ = ["build_dir", "build_overlays", "materialize"]
+__all__ = ["build_dir", "build_overlays", "materialize", "scratch_dir"]
 
 _SERIAL = threading.Lock()
 _WORKERS = 2
+_TMPFS = Path("/dev/shm")
+
+
+def scratch_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
+    """A scratch directory for overlays kustomize must read from disk.
+
+    On tmpfs when the machine has one: writing a thousand small overlays took 2 s on a disk-backed
+    /tmp here and 0.04 s on /dev/shm, and the overlays never outlive the build.
+    """
+    fast = _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK)
+    return tempfile.TemporaryDirectory(prefix=prefix, dir=_TMPFS if fast else None)
 
 
 def _native_build(path: Path) -> str:
@@ -62,7 +74,7 @@ def build_overlays(
     overlays: Mapping[str, Overlay], progress: Callable[[str], None] | None = None
 ) -> dict[str, str]:
     """Build every overlay from a scratch copy; cluster name -> built YAML, in name order."""
-    with tempfile.TemporaryDirectory(prefix="gpu-gitops-build-") as tmp:
+    with scratch_dir("gpu-gitops-build-") as tmp:
         root = Path(tmp)
         materialize(root, overlays)
 

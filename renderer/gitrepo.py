@@ -9,7 +9,7 @@ import git
 
 from renderer.errors import GitError
 
-__all__ = ["init_repo", "open_repo", "origin_url", "resolve", "tree_files", "write_files"]
+__all__ = ["init_repo", "open_repo", "origin_url", "resolve", "tree_files"]
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -65,11 +65,3 @@ def tree_files(commit: git.Commit, top: str = "clusters") -> dict[str, bytes]:
         for item in tree.traverse()
         if isinstance(item, git.Blob)
     }
-
-
-def write_files(root: Path, files: dict[str, bytes]) -> None:
-    """Lay files out under a scratch directory `root`."""
-    for rel, data in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
