@@ -6,13 +6,16 @@ In order (DESIGN §6):
    from the object database, without a checkout;
 2. `rendered-tip`: the tip of the rendered branch (local, else `origin/<branch>`);
 3. `profiles-head`: rendered and built in memory from the profiles at HEAD (or `--ref`).
-The rendered layout (renderer/flat.py) is `<cluster>/<object>.yaml`, `<cluster>/kustomization.yaml`
-and `<cluster>/hydrator.metadata`: every YAML object under the folder except kustomization.yaml.
+The rendered layout (renderer/flat.py) is `<cluster>/<object>.yaml`, `<cluster>/kustomization.yaml`,
+`<cluster>/hydrator.metadata` and `<cluster>/source/` (the profile's files): every YAML object
+under the folder except kustomization.yaml and source/.
 
 In a cluster (no checkout, no git credential) the same bytes Flux applied come from
 source-controller: `artifact.py` downloads `GitRepository.status.artifact.url`.
-The profile (for provenance and Node labels) is read at the rendered commit's source commit when
-the repository has it, else at HEAD.
+The profile (for provenance, the Cozystack version and Node labels) is the one published with the
+rendered folder (`<cluster>/source/`); a folder published before source/ existed has none, and
+then it is read at the rendered commit's source commit when the repository has it, else at HEAD
+(and not at all from an artifact).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import yaml
 from audit.errors import AuditError
 from renderer.build import build_overlays
 from renderer.errors import ProfileError
-from renderer.flat import KUSTOMIZATION_FILE, METADATA_FILE, Metadata
+from renderer.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
 from renderer.gitrepo import resolve, tree_files
 from renderer.objects import KubeObject
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile, load_profile_bytes
@@ -42,6 +45,7 @@ __all__ = [
     "desired_from_repo",
     "parse_revision",
     "profile_at",
+    "published_profile",
     "rendered_objects",
 ]
 
@@ -76,11 +80,15 @@ def parse_revision(revision: str) -> tuple[str, str]:
 
 
 def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> list[KubeObject]:
-    """Every object of `<cluster>/` in a rendered tree (path -> bytes), file order."""
+    """Every object of `<cluster>/` in a rendered tree (path -> bytes), file order; the profile's
+    files under `<cluster>/source/` are not objects."""
     prefix = f"{cluster}/"
+    source = f"{prefix}{SOURCE_DIR}/"
     objects: list[KubeObject] = []
     for path in sorted(files):
         if not path.startswith(prefix) or not path.endswith((".yaml", ".yml")):
+            continue
+        if path.startswith(source):
             continue
         if path.rpartition("/")[2] == KUSTOMIZATION_FILE:
             continue
@@ -119,6 +127,22 @@ def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfil
         return None
 
 
+def published_profile(
+    files: Mapping[str, bytes], cluster: str
+) -> tuple[LoadedProfile | None, list[str]]:
+    """The profile published with a rendered folder (`<cluster>/source/`), and notes; None when
+    the folder has none (published before source/ existed) or it does not load."""
+    folder = f"{cluster}/{SOURCE_DIR}/"
+    profile = files.get(folder + PROFILE_FILE)
+    if profile is None:
+        return None, []
+    try:
+        return load_profile_bytes(cluster, profile, files.get(folder + PLATFORM_FILE)), []
+    except ProfileError as exc:
+        first = exc.problems[0].message if exc.problems else str(exc)
+        return None, [f"the published {folder}{PROFILE_FILE} does not load ({first})"]
+
+
 def _build_from_profiles(
     commit: git.Commit, cluster: str
 ) -> tuple[list[KubeObject], LoadedProfile]:
@@ -145,7 +169,9 @@ def _rendered_tip(repo: git.Repo, branch: str) -> git.Commit | None:
 def _with_profile(
     repo: git.Repo, files: Mapping[str, bytes], cluster: str, head: git.Commit
 ) -> tuple[LoadedProfile | None, list[str]]:
-    notes: list[str] = []
+    published, notes = published_profile(files, cluster)
+    if published is not None:
+        return published, notes
     meta = _metadata(files, cluster)
     if meta is not None and meta.source_commit:
         try:
@@ -267,4 +293,5 @@ def desired_from_files(
     objects = rendered_objects(remapped, cluster, revision)
     if not objects:
         raise AuditError(f"the artifact of {revision} has no objects under {folder}/")
-    return Desired(cluster, source, revision, tuple(objects), None, notes)
+    profile, more = published_profile(remapped, cluster)
+    return Desired(cluster, source, revision, tuple(objects), profile, (*notes, *more))

@@ -7,6 +7,12 @@ Each cluster is one folder at the top of the branch:
     <cluster>/kustomization.yaml               lists the object files: Flux applies exactly these
     <cluster>/hydrator.metadata                JSON, sorted keys: sourceCommit, profileDigest,
                                                toolVersion, allowDirty
+    <cluster>/source/gpu-profile.yaml          the cluster's source files, verbatim (the bytes
+    <cluster>/source/platform.yaml             profileDigest hashes; platform.yaml when present),
+                                               for an audit without a checkout; not listed in
+                                               kustomization.yaml, so Flux never applies them
+
+Readers of a cluster folder collect objects from its top level only, never from source/.
 
 `kind` is lower-case. `_` separates the parts because it cannot occur in a kind, a namespace or a
 DNS name, so the path is unique for (kind, namespace, name); any other character outside
@@ -35,6 +41,7 @@ from renderer.yaml_io import dump_yaml, load_all
 __all__ = [
     "KUSTOMIZATION_FILE",
     "METADATA_FILE",
+    "SOURCE_DIR",
     "Metadata",
     "cluster_files",
     "cluster_objects",
@@ -45,6 +52,7 @@ __all__ = [
 
 METADATA_FILE = "hydrator.metadata"
 KUSTOMIZATION_FILE = "kustomization.yaml"
+SOURCE_DIR = "source"
 _UNSAFE = re.compile(r"[^a-z0-9.-]")
 _SEPARATOR = re.compile(r"^---[ \t]*$\n?", re.MULTILINE)
 _HEAD_KEYS = ("apiVersion", "kind", "metadata")
@@ -142,8 +150,11 @@ def object_file(doc: str) -> str:
     return "_".join(_part(p) for p in parts) + ".yaml"
 
 
-def cluster_files(built: str, metadata: Metadata) -> dict[str, bytes]:
-    """Every file of one cluster folder, from its built multi-document YAML."""
+def cluster_files(
+    built: str, metadata: Metadata, source: tuple[bytes, bytes | None] | None = None
+) -> dict[str, bytes]:
+    """Every file of one cluster folder, from its built multi-document YAML and, when given, its
+    source files (gpu-profile.yaml, platform.yaml or None) as `source/<file>`."""
     files: dict[str, bytes] = {}
     for doc in split_documents(built):
         name = object_file(doc)
@@ -159,6 +170,11 @@ def cluster_files(built: str, metadata: Metadata) -> dict[str, bytes]:
     }
     files[KUSTOMIZATION_FILE] = (_KUSTOMIZATION_HEADER + dump_yaml(kustomization)).encode()
     files[METADATA_FILE] = metadata.to_bytes()
+    if source is not None:
+        profile, platform = source
+        files[f"{SOURCE_DIR}/{PROFILE_FILE}"] = profile
+        if platform is not None:
+            files[f"{SOURCE_DIR}/{PLATFORM_FILE}"] = platform
     return dict(sorted(files.items()))
 
 

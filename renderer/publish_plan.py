@@ -2,9 +2,10 @@
 
 A cluster folder of the tip whose hydrator.metadata records the same input (profile digest, tool
 version, dirtiness) is reused as it is: no parse, no build, no hashing. The other clusters are
-validated and built once per publish (whatever the attempts), laid out flat (flat.py), and their
-new blobs and trees are collected for one pack. The message ends in a Source-Commit trailer, which
-tells a later publish whether the tip already holds a render of a newer source.
+validated and built once per publish (whatever the attempts), laid out flat (flat.py) with their
+source files under `source/`, and their new blobs and trees are collected for one pack. The
+message ends in a Source-Commit trailer, which tells a later publish whether the tip already
+holds a render of a newer source.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import functools
 import hashlib
 import importlib.metadata
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import pykustomize
 
 from renderer.build import build_overlays
 from renderer.errors import Problem
-from renderer.flat import METADATA_FILE, Metadata, cluster_files, profile_digest
+from renderer.flat import METADATA_FILE, SOURCE_DIR, Metadata, cluster_files, profile_digest
 from renderer.gitobjects import (
     MODE_DIR,
     MODE_FILE,
@@ -94,6 +95,23 @@ def commit_message(
     return "; ".join(parts) + "\n\n" + "\n".join(body) + f"\n\nSource-Commit: {source}\n"
 
 
+def _folder_tree(
+    writer: ObjectWriter, files: Mapping[str, bytes], seen: frozenset[str]
+) -> tuple[str, str]:
+    """The tree entry of a folder of `path -> bytes`; `dir/file` is a file of a subfolder."""
+    entries: TreeEntries = {}
+    subfolders: dict[str, dict[str, bytes]] = {}
+    for path, data in files.items():
+        head, slash, rest = path.partition("/")
+        if slash:
+            subfolders.setdefault(head, {})[rest] = data
+        else:
+            entries[path] = (MODE_FILE, writer.add("blob", data, seen))
+    for head, sub in subfolders.items():
+        entries[head] = _folder_tree(writer, sub, seen)
+    return (MODE_DIR, writer.tree(entries, seen))
+
+
 @dataclass
 class Plan:
     """The tree of one attempt on top of `parent`, with the objects still to be written."""
@@ -149,7 +167,7 @@ class Publisher:
                 self.progress(done, len(overlays), f"built {name}")
 
         for name, text in build_overlays(overlays, tick).items():
-            self.outputs[name] = cluster_files(text, self.metadata[name])
+            self.outputs[name] = cluster_files(text, self.metadata[name], self.sources.files[name])
 
     def plan(self, parent: str | None) -> Plan:
         """The tree of this publish on top of `parent`, reusing its unchanged folders."""
@@ -163,7 +181,14 @@ class Publisher:
             old = old_root.get(name)
             if old is not None and old[0] == MODE_DIR:
                 old_files = read_tree(repo, old[1])
-                known[name] = frozenset({old[1], *(sha for _, sha in old_files.values())})
+                old_source = old_files.get(SOURCE_DIR)
+                nested = (
+                    read_tree(repo, old_source[1]).values()
+                    if old_source is not None and old_source[0] == MODE_DIR
+                    else ()
+                )
+                shas = (sha for _, sha in (*old_files.values(), *nested))
+                known[name] = frozenset({old[1], *shas})
                 entry = old_files.get(METADATA_FILE)
                 old_meta = Metadata.from_bytes(read_blob(repo, entry[1])) if entry else None
                 if old_meta is not None and old_meta.same_input(meta):
@@ -172,12 +197,7 @@ class Publisher:
             todo.append(name)
         self.build(todo)
         for name in todo:
-            seen = known.get(name, frozenset())
-            files = {
-                file: (MODE_FILE, writer.add("blob", data, seen))
-                for file, data in self.outputs[name].items()
-            }
-            entries[name] = (MODE_DIR, writer.tree(files, seen))
+            entries[name] = _folder_tree(writer, self.outputs[name], known.get(name, frozenset()))
         tree = writer.tree(entries, frozenset({parent_tree}) if parent_tree else frozenset())
         changed = sorted(n for n, e in entries.items() if old_root.get(n) != e)
         removed = sorted(set(old_root) - set(entries))

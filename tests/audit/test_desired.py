@@ -12,9 +12,10 @@ import httpx
 import pytest
 
 from audit.artifact import artifact_of, download_artifact, read_tarball
-from audit.desired import desired_from_repo, parse_revision
+from audit.desired import desired_from_repo, parse_revision, rendered_objects
 from audit.errors import AuditError, IncompleteReadError
 from audit.live import Live, SnapshotReader
+from audit.result import AuditResult
 from audit.run import audit_cluster
 from renderer.publish import publish
 from tests.audit.audit_helpers import DEMO, EXAMPLES, demo_objects, init_repo
@@ -120,11 +121,9 @@ def _rendered_files(repo: Any, tip: str) -> dict[str, bytes]:
     }
 
 
-def test_in_cluster_reads_the_verified_artifact(tmp_path: Path) -> None:
-    repo = init_repo(tmp_path, {"ams1": EXAMPLES / "ams1", "sto1": DEMO / "clusters" / "sto1"})
-    tip = publish(tmp_path).tip
-    assert tip
-    blob = _tarball(_rendered_files(repo, tip))
+def _artifact_audit(tip: str, files: dict[str, bytes]) -> AuditResult:
+    """An in-cluster audit of ams1 whose GitRepository serves `files` as its artifact of `tip`."""
+    blob = _tarball(files)
     digest = "sha256:" + hashlib.sha256(blob).hexdigest()
     url = "http://source-controller.cozy-fluxcd.svc.cluster.local./gitrepository/x.tar.gz"
     requests: list[str] = []
@@ -144,11 +143,68 @@ def test_in_cluster_reads_the_verified_artifact(tmp_path: Path) -> None:
     with httpx.Client(transport=httpx.MockTransport(handler)) as http:
         result = audit_cluster("ams1", Live(SnapshotReader(objects)), repo=None, http=http)
     assert requests == [url]
+    return result
+
+
+@pytest.fixture
+def published(tmp_path: Path) -> tuple[Any, str]:
+    repo = init_repo(tmp_path, {"ams1": EXAMPLES / "ams1", "sto1": DEMO / "clusters" / "sto1"})
+    tip = publish(tmp_path).tip
+    assert tip
+    return repo, tip
+
+
+NO_PROFILE_NOTES = (
+    'Cozystack version unknown (no profile): wiring predicted as "1.6"',
+    "no profile: the GPU wiring and Node labels were not checked",
+)
+
+
+def test_in_cluster_reads_the_verified_artifact(published: tuple[Any, str]) -> None:
+    repo, tip = published
+    files = _rendered_files(repo, tip)
+    assert "ams1/source/gpu-profile.yaml" in files
+    result = _artifact_audit(tip, files)
     assert (result.desired_source, result.desired_revision) == (
         "flux-applied",
         f"rendered@sha1:{tip}",
     )
     assert any("permittedHostDevices" in f.path for f in result.findings)
+    # the profile published under ams1/source/: Node labels checked, with the profile's lines
+    [node] = [f for f in result.findings if f.object.kind == "Node"]
+    assert node.object.name == "gpu-ams1-02" and node.live == "container"
+    assert node.source is not None
+    assert (node.source.file, node.source.field) == (
+        "clusters/ams1/gpu-profile.yaml",
+        "spec.nodes.gpu-ams1-02",
+    )
+    profile = files["ams1/source/gpu-profile.yaml"].decode().splitlines()
+    assert "gpu-ams1-02: vm-passthrough" in profile[node.source.line - 1]
+    assert not [n for n in result.notes if n in NO_PROFILE_NOTES]
+
+
+def test_in_cluster_without_a_published_profile_keeps_the_old_notes(
+    published: tuple[Any, str],
+) -> None:
+    # a rendered branch published before source/ existed
+    repo, tip = published
+    files = {p: d for p, d in _rendered_files(repo, tip).items() if "/source/" not in p}
+    result = _artifact_audit(tip, files)
+    assert result.desired_source == "flux-applied"
+    assert not [f for f in result.findings if f.object.kind == "Node"]
+    assert NO_PROFILE_NOTES[0] in result.notes  # ams1 is on Cozystack: wiring from "1.6"
+
+
+def test_rendered_objects_ignore_the_published_profile(published: tuple[Any, str]) -> None:
+    repo, tip = published
+    files = _rendered_files(repo, tip)
+    sources = [p for p in files if p.startswith("ams1/source/")]
+    assert sorted(sources) == ["ams1/source/gpu-profile.yaml", "ams1/source/platform.yaml"]
+    objects = rendered_objects(files, "ams1", "test")
+    assert objects
+    assert not [o for o in objects if o["kind"] in ("GPUProfile", "Platform")]
+    without = {p: d for p, d in files.items() if p not in sources}
+    assert objects == rendered_objects(without, "ams1", "test")
 
 
 def test_artifact_digest_must_match() -> None:

@@ -19,7 +19,14 @@ import renderer.publish_plan as plan_module
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.build import build_overlays
-from renderer.flat import KUSTOMIZATION_FILE, METADATA_FILE, Metadata, cluster_objects
+from renderer.flat import (
+    KUSTOMIZATION_FILE,
+    METADATA_FILE,
+    SOURCE_DIR,
+    Metadata,
+    cluster_objects,
+    profile_digest,
+)
 from renderer.gitobjects import update_ref
 from renderer.overlays import cluster_overlay
 from renderer.publish import publish
@@ -138,7 +145,8 @@ def test_publish_creates_the_branch_with_one_file_per_object(source: Path):
     built = build_overlays({lp.name: cluster_overlay(lp) for lp in check_clusters(source).profiles})
     for name in CLUSTERS:
         folder = {f.split("/", 1)[1]: data for f, data in files.items() if f.startswith(f"{name}/")}
-        objects = [f for f in folder if f not in (KUSTOMIZATION_FILE, METADATA_FILE)]
+        sources = {f for f in folder if f.startswith(f"{SOURCE_DIR}/")}
+        objects = [f for f in folder if f not in {KUSTOMIZATION_FILE, METADATA_FILE, *sources}]
         # every object of the build, verbatim, one per file, all listed in kustomization.yaml
         docs = [d.encode() for d in built[name].split("---\n") if d]
         assert sorted(folder[f] for f in objects) == sorted(docs)
@@ -157,6 +165,15 @@ def test_publish_creates_the_branch_with_one_file_per_object(source: Path):
             "toolVersion": tool_version(),
         }
         assert meta["profileDigest"].startswith("sha256:")
+        # the source files, verbatim (the bytes profileDigest hashes), not applied by Flux
+        profile = (source / "clusters" / name / "gpu-profile.yaml").read_bytes()
+        platform_path = source / "clusters" / name / "platform.yaml"
+        platform = platform_path.read_bytes() if platform_path.exists() else None
+        assert folder["source/gpu-profile.yaml"] == profile
+        assert folder.get("source/platform.yaml") == platform
+        assert sources == {"source/gpu-profile.yaml", *(["source/platform.yaml"] * bool(platform))}
+        assert meta["profileDigest"] == profile_digest(profile, platform)
+        assert not [r for r in yaml.safe_load(folder[KUSTOMIZATION_FILE])["resources"] if "/" in r]
     message = message_of(source, commit)
     assert message.splitlines()[0] == "Render ams1, ber1, edge1, fra1, lab1, par1"
     assert message.rstrip().endswith(f"Source-Commit: {head(source)}")
@@ -270,6 +287,9 @@ def test_a_dirty_tree_is_refused_unless_allowed(source: Path):
         for name in [*CLUSTERS, "edge2"]
     }
     assert dirty == {name: name in ("edge2", "lab1") for name in dirty}
+    # source/ holds the bytes that were built: the working tree's
+    lab1 = (source / "clusters" / "lab1" / "gpu-profile.yaml").read_bytes()
+    assert b"interval: 6m" in lab1 and files["lab1/source/gpu-profile.yaml"] == lab1
     message = message_of(source, out.strip())
     assert (
         "From the working tree (--allow-dirty), with uncommitted changes to: edge2, lab1."
@@ -320,7 +340,8 @@ def test_a_crash_before_the_ref_moves_leaves_the_branch(
     assert "internal error (RuntimeError: power cut)" in err
     assert tip(source) == first
     assert sh(source, "fsck", "--no-dangling", "--no-progress") == ""
-    monkeypatch.undo()
+    # put back only the ref update: undo() would also drop the test identity of `identity`
+    monkeypatch.setattr(publish_module, "update_ref", update_ref)
     assert run("publish", "--repo", str(source))[0] == 0  # the next publish simply goes on
 
 
