@@ -52,6 +52,7 @@ from typing import Any
 import yaml
 
 from benchmarks.rss import peak_rss_mb
+from tests.audit.make_demo import mf
 
 __all__ = ["main", "world"]
 
@@ -80,22 +81,6 @@ Obj = dict[str, Any]
 
 
 # -- the generated cluster -----------------------------------------------------------------------
-
-
-def _mf(
-    manager: str, operation: str, fields: dict[str, Any], when: str = T_APPLY, sub: str = ""
-) -> Obj:
-    entry: Obj = {
-        "apiVersion": "v1",
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields,
-        "manager": manager,
-        "operation": operation,
-        "time": when,
-    }
-    if sub:
-        entry["subresource"] = sub
-    return entry
 
 
 def _fields(value: Any) -> dict[str, Any]:
@@ -393,8 +378,8 @@ def _node(n: int) -> Obj:
             "labels": labels,
             "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
             "managedFields": [
-                _mf("kubelet", "Update", {"f:metadata": {"f:labels": _fields(labels)}}),
-                _mf("kubelet", "Update", {"f:status": {"f:capacity": {}}}, sub="status"),
+                mf("kubelet", "Update", T_APPLY, {"f:metadata": {"f:labels": _fields(labels)}}),
+                mf("kubelet", "Update", T_APPLY, {"f:status": {"f:capacity": {}}}, sub="status"),
             ],
         },
         "spec": {"podCIDR": f"10.244.{n % 250}.0/24", "providerID": f"metal://{name}"},
@@ -425,20 +410,18 @@ def _applied(desired: Obj, status: Obj | None = None, status_manager: str = "") 
     meta["labels"] = {**meta.get("labels", {}), **FLUX_LABELS}
     body = {k: v for k, v in desired.items() if k not in ("apiVersion", "kind", "metadata")}
     owned = {"f:metadata": {"f:labels": _fields(meta["labels"])}, **_fields(body)}
-    meta["managedFields"] = [_mf("kustomize-controller", "Apply", owned)]
+    meta["managedFields"] = [mf("kustomize-controller", "Apply", T_APPLY, owned)]
     if status is not None:
         obj["status"] = status
         meta["managedFields"].append(
-            _mf(status_manager, "Update", {"f:status": _fields(status)}, sub="status")
+            mf(status_manager, "Update", T_APPLY, {"f:status": _fields(status)}, sub="status")
         )
     return obj
 
 
 def _edit(live: Obj, manager: str, path: tuple[str, ...], operation: str = "Update") -> None:
     """Record that `manager` now owns `path` (as the server does on an edit)."""
-    live["metadata"]["managedFields"].append(
-        _mf(manager, operation, _path_fields(path), when=T_EDIT)
-    )
+    live["metadata"]["managedFields"].append(mf(manager, operation, T_EDIT, _path_fields(path)))
 
 
 def _drift(kind: str, live: Obj, rng: random.Random) -> None:
