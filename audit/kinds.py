@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.objects import KubeObject, ObjectKey, key_of
+from kubedata.objects import KubeObject, ObjectKey, key_of
 
 __all__ = [
     "CLUSTER_POLICY",

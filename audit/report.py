@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from audit.findings import FINDING_TYPES, REVERTS, SEVERITIES, Finding
+from audit.findings.finding import FINDING_TYPES, REVERTS, SEVERITIES, Finding
 from audit.result import AuditResult
 
 __all__ = ["FORMATS", "MARKDOWN_LIMIT", "SCHEMA_VERSION", "render_report", "to_json"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.findings import Finding
-from audit.helm_release import HelmRelease
+from audit.findings.finding import Finding
+from audit.sources.helm_release import HelmRelease
 
 __all__ = ["AuditResult", "ReleaseInfo"]
 

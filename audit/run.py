@@ -28,30 +28,30 @@ import time
 
 import git
 import httpx
+from kubedata.objects import KubeObject, ObjectKey
 
-from audit.artifact import artifact_of, download_artifact, read_tarball
-from audit.collect import dedup
-from audit.desired import Desired, desired_from_files, desired_from_repo, parse_revision
-from audit.errors import AuditError
-from audit.findings import Finding
-from audit.flux import find_kustomization
-from audit.git_vs_live import compare_git
-from audit.inventory import inventory
-from audit.kinds import FLUX_KINDS, GIT_REPOSITORY, meta, ns_name
-from audit.kube_api import paused_gc
-from audit.live import Live
-from audit.node_labels import check_nodes
-from audit.releases_vs_live import (
+from audit.checks.flux import find_kustomization
+from audit.checks.git_vs_live import compare_git
+from audit.checks.inventory import inventory
+from audit.checks.node_labels import check_nodes
+from audit.checks.releases_vs_live import (
     COZYSTACK_RELEASES,
     compare_releases,
     load_releases,
     read_helm_releases,
 )
+from audit.checks.vm_devices import check_vms
+from audit.checks.wiring_vs_live import compare_wiring, expect_wiring
+from audit.errors import AuditError
+from audit.findings.collect import dedup
+from audit.findings.finding import Finding
+from audit.kinds import FLUX_KINDS, GIT_REPOSITORY, meta, ns_name
+from audit.kube.api import paused_gc
 from audit.result import AuditResult, ReleaseInfo
-from audit.state import AuditState
-from audit.vm_devices import check_vms
-from audit.wiring_vs_live import compare_wiring, expect_wiring
-from renderer.objects import KubeObject, ObjectKey
+from audit.sources.artifact import artifact_of, download_artifact, read_tarball
+from audit.sources.desired import Desired, desired_from_files, desired_from_repo, parse_revision
+from audit.sources.live import Live
+from audit.sources.state import AuditState
 
 __all__ = [
     "COZYSTACK_RELEASES",

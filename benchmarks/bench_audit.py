@@ -541,7 +541,7 @@ def _tenant(t: int, drift: float, rng: random.Random) -> Iterator[tuple[Obj | No
 
 def world(objects: int, drift: float, seed: int = 11) -> tuple[list[Obj], list[Obj]]:
     """(live objects, desired objects) of a cluster of `objects` live objects."""
-    from audit.snapshot import load_snapshot
+    from audit.kube.snapshot import load_snapshot
     from tests.audit.make_demo import built
 
     rng = random.Random(seed)
@@ -659,13 +659,13 @@ def serve(live: list[Obj], workdir: Path) -> Iterator[Path]:
 
 
 def _step_ours(kubeconfig: Path, desired_file: Path) -> Obj:
-    from audit.desired import Desired
-    from audit.kube_api import KubeApi
-    from audit.kubeconfig import load_cluster_config
-    from audit.live import ApiReader, Live
+    from audit.kube.api import KubeApi
+    from audit.kube.kubeconfig import load_cluster_config
     from audit.report import render_report
     from audit.run import audit, find_kustomization
-    from renderer.objects import key_of
+    from audit.sources.desired import Desired
+    from audit.sources.live import ApiReader, Live
+    from kubedata.objects import key_of
     from renderer.profile import load_profile
 
     objects = json.loads(desired_file.read_bytes())
@@ -703,8 +703,8 @@ def _key(obj: Obj, namespaced: dict[tuple[str, str], bool]) -> tuple[str, str, s
 def _step_baseline(kubeconfig: Path, desired_file: Path, sample: int) -> Obj:
     from deepdiff import DeepDiff
 
-    from audit.kube_api import KubeApi
-    from audit.kubeconfig import load_cluster_config
+    from audit.kube.api import KubeApi
+    from audit.kube.kubeconfig import load_cluster_config
 
     desired: list[Obj] = json.loads(desired_file.read_bytes())
     kinds = sorted({(str(o["apiVersion"]).rpartition("/")[0], str(o["kind"])) for o in desired})
@@ -747,7 +747,7 @@ def _step_baseline(kubeconfig: Path, desired_file: Path, sample: int) -> Obj:
 
 def _step_yaml(folder: Path) -> Obj:
     """The desired state as `gpu-gitops audit` reads it from the rendered branch (YAML)."""
-    from audit.desired import rendered_objects
+    from audit.sources.desired import rendered_objects
 
     files = {f"{CLUSTER}/{p.name}": p.read_bytes() for p in sorted(folder.glob("*.yaml"))}
     start = time.perf_counter()
@@ -769,8 +769,8 @@ def _measure(step: str, *args: str) -> Obj:
 
 def _warm(kubeconfig: Path, desired: list[Obj]) -> None:
     """List every kind once, so the server has encoded every object before anything is timed."""
-    from audit.kube_api import KubeApi
-    from audit.kubeconfig import load_cluster_config
+    from audit.kube.api import KubeApi
+    from audit.kube.kubeconfig import load_cluster_config
 
     kinds = {(str(o["apiVersion"]).rpartition("/")[0], str(o["kind"])) for o in desired}
     with KubeApi(load_cluster_config(kubeconfig, None)) as api:

@@ -22,10 +22,10 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from audit.compare import compare_normalized, compare_objects
-from audit.helm_release import load_releases
-from audit.normalize import normalize
-from audit.snapshot import load_snapshot
+from audit.compare.normalize import normalize
+from audit.compare.pairs import compare_normalized, compare_objects
+from audit.kube.snapshot import load_snapshot
+from audit.sources.helm_release import load_releases
 
 __all__ = ["main"]
 

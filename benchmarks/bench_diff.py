@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from benchmarks.profiles import write_profiles
+from prbot.refdiff import diff_refs
 from renderer.gitrepo import init_repo
-from renderer.refdiff import diff_refs
 
 __all__ = ["main"]
 

@@ -42,7 +42,7 @@ TARGETS = {"publish": 5.0, "noop": 1.0}
 def _step(step: str, repo: Path) -> dict[str, Any]:
     """Run one measured step here; the time and this process's own peak RSS."""
     if step == "publish":
-        from renderer.publish import publish
+        from renderer.publish.publish import publish
 
         start = time.perf_counter()
         result = publish(repo)

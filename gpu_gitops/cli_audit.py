@@ -12,12 +12,12 @@ from pathlib import Path
 import git
 
 from audit.errors import AuditError
-from audit.kube_api import KubeApi
-from audit.kubeconfig import load_cluster_config, load_in_cluster_config
-from audit.live import ApiReader, Live, SnapshotReader
+from audit.kube.api import KubeApi
+from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
+from audit.kube.snapshot import load_snapshot
 from audit.report import FORMATS, render_report
 from audit.run import audit_cluster
-from audit.snapshot import load_snapshot
+from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.gitrepo import open_repo

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
 from gpu_gitops.console import Console
-from renderer.github import DEFAULT_API_URL, GitHub, GitHubError, parse_repo
-from renderer.refdiff import diff_refs
-from renderer.report_diff import render_json, render_text
-from renderer.report_markdown import COMMENT_LIMIT, MARKER, render_markdown
+from prbot.github import DEFAULT_API_URL, GitHub, GitHubError, parse_repo
+from prbot.refdiff import diff_refs
+from prbot.report_diff import render_json, render_text
+from prbot.report_markdown import COMMENT_LIMIT, MARKER, render_markdown
 
 __all__ = ["cmd_comment", "cmd_diff", "register"]
 

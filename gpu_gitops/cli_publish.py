@@ -6,7 +6,7 @@ import argparse
 
 from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
 from gpu_gitops.console import Console
-from renderer.publish import publish
+from renderer.publish.publish import publish
 
 __all__ = ["cmd_publish", "register"]
 

@@ -14,15 +14,15 @@ from pathlib import Path
 import git
 
 import audit
-from audit.live import Live, SnapshotReader
+from audit.kube.snapshot import load_snapshot
 from audit.report import render_report
 from audit.run import audit_cluster
-from audit.snapshot import load_snapshot
+from audit.sources.live import Live, SnapshotReader
 from gpu_gitops.console import Console
 from renderer.build import build_overlays
 from renderer.errors import RenderError
 from renderer.gitrepo import init_repo
-from renderer.publish import publish
+from renderer.publish.publish import publish
 from renderer.render import label_commands, render_profiles
 from renderer.validate import check_clusters
 from renderer.write import write_dirs

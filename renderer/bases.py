@@ -5,7 +5,7 @@ Each cluster overlay lists the bases it needs and patches them (JSON 6902) with 
 
 from __future__ import annotations
 
-from renderer.objects import KubeObject
+from kubedata.objects import KubeObject
 
 __all__ = [
     "AUDIT_COZYSTACK_READS",

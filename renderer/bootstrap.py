@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit, urlunsplit
 
+from kubedata.objects import KubeObject
+
 from renderer.errors import Problem
-from renderer.objects import KubeObject
 from renderer.profile import LoadedProfile
 from renderer.yaml_io import dump_yaml
 

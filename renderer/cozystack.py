@@ -12,9 +12,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubedata.objects import KubeObject
+
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import ProfileSpec
-from renderer.objects import KubeObject
 from renderer.wiring import (
     HOST_DEVICES_GATE,
     mdev_configuration,

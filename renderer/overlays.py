@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedata.objects import json_pointer
+
 from renderer.audit_rbac import secret_bases
 from renderer.bases import (
     AUDIT_COZYSTACK_READS,
@@ -22,7 +24,6 @@ from renderer.bases import (
 )
 from renderer.cozystack import effective_values, platform_gpu_values
 from renderer.flux import gpu_operator_values, kubevirt_configuration
-from renderer.objects import json_pointer
 from renderer.profile import LoadedProfile
 from renderer.yaml_io import dump_yaml
 

@@ -11,7 +11,7 @@ from renderer.bootstrap import url_problem
 from renderer.errors import Problem, ProfileError
 from renderer.gitrepo import origin_url
 from renderer.profile import LoadedProfile, discover_clusters, load_profile, load_profile_bytes
-from renderer.rules import check_profile
+from renderer.rules.checks import check_profile
 
 __all__ = ["Checked", "ClusterFiles", "check_clusters", "check_files"]
 

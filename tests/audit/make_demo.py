@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from audit.wiring import kubevirt_cr_configuration
+from audit.checks.wiring import kubevirt_cr_configuration
 from renderer.build import build_overlays
 from renderer.cozystack import effective_values, predict_packages
 from renderer.render import render_profiles

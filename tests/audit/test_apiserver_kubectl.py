@@ -13,7 +13,7 @@ import pytest
 
 from tests.apiserver import ApiServer, Store
 from tests.audit.conftest import TOKEN, KubevirtReleases
-from tests.audit.test_snapshot import KINDS
+from tests.audit.kube.test_snapshot import KINDS
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(

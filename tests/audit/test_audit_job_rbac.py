@@ -18,7 +18,7 @@ import yaml
 
 from renderer.audit_rbac import audit_rbac_rules
 from renderer.profile import load_profile
-from renderer.publish import publish
+from renderer.publish.publish import publish
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects
 from tests.audit.audit_helpers import EXAMPLES, audit_cli, demo_objects, init_repo

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from audit.desired import Desired
-from audit.findings import Finding, Manager, ObjectRef, Source
-from audit.live import Live, SnapshotReader
+from audit.findings.finding import Finding, Manager, ObjectRef, Source
 from audit.report import FORMATS, MARKDOWN_LIMIT, render_report, to_json
 from audit.run import AuditResult, audit
+from audit.sources.desired import Desired
+from audit.sources.live import Live, SnapshotReader
 from tests.apiserver.helm import release_secret
 
 CANARIES = {

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from audit.desired import Desired
 from audit.errors import KubeApiError
-from audit.live import Live, SnapshotReader
 from audit.run import STEPS, audit
-from renderer.objects import KubeObject
+from audit.sources.desired import Desired
+from audit.sources.live import Live, SnapshotReader
+from kubedata.objects import KubeObject
 
 NOTHING = Desired("t1", "rendered-tip", "rendered@sha1:" + "0" * 40, ())
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}}

@@ -11,7 +11,7 @@ from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE
 from renderer.build import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import LoadedProfile, load_profile_bytes
-from renderer.rules import check_profile
+from renderer.rules.checks import check_profile
 from renderer.yaml_io import load_all
 from tests.renderer.rbac_paths import request_rule, uncovered, unused
 

@@ -1,0 +1,156 @@
+"""Comparison 2 (DESIGN §6): the GPU objects of each Helm release's newest deployed revision
+with the live ones.
+
+Why this exists: helm-controller applies these, not git: on Cozystack git holds only the platform
+Package, and the KubeVirt CR and the ClusterPolicy come out of the releases it installs. Release
+Secrets are read only where the audit job's RBAC allows (renderer.audit_rbac), by label.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kubedata.objects import KubeObject, ObjectKey, key_of
+from renderer.audit_rbac import helm_secret_namespaces
+from renderer.cozystack import GPU_OPERATOR
+
+from audit.checks.flux import helm_release_controllers
+from audit.compare.pairs import compare_objects
+from audit.errors import ReleaseDecodeError
+from audit.findings.classify import Controller
+from audit.findings.provenance import ProfileContext
+from audit.findings.severity import is_gpu_object
+from audit.kinds import CLUSTER_POLICY, HELM_RELEASE, KUBEVIRT, PACKAGE, in_namespace, live_key
+from audit.sources.helm_release import HelmRelease, decode_release, newest_deployed
+from audit.sources.state import AuditState
+
+__all__ = [
+    "COZYSTACK_RELEASES",
+    "RELEASE_KINDS",
+    "compare_releases",
+    "load_releases",
+    "read_helm_releases",
+    "release_namespaces",
+    "release_objects",
+]
+
+RELEASE_KINDS = frozenset({KUBEVIRT, CLUSTER_POLICY, PACKAGE})
+"""Kinds compared with release manifests: the GPU objects Helm renders (not every chart object)."""
+COZYSTACK_RELEASES = ("cozy-system", "cozy-kubevirt", "cozy-gpu-operator")
+"""Where Cozystack keeps the release Secrets of cozystack-platform, kubevirt and gpu-operator."""
+
+
+def release_namespaces(
+    ctx: ProfileContext, platform_obj: KubeObject | None, desired: tuple[KubeObject, ...]
+) -> list[str]:
+    """Where release Secrets are read: exactly where the audit job's RBAC grants it.
+
+    With the profile at hand that is renderer.audit_rbac's own answer; in a cluster (no
+    profile in Flux's artifact) the same answer is read off the desired platform Packages.
+    """
+    if ctx.profile is not None:
+        return helm_secret_namespaces(ctx.profile.profile.spec)
+    if ctx.platform != "cozystack":
+        return []
+    values = ((platform_obj or {}).get("spec") or {}).get("components") or {}
+    bundles = ((values.get("platform") or {}).get("values") or {}).get("bundles") or {}
+    gpu_on = GPU_OPERATOR in (bundles.get("enabledPackages") or []) and (
+        GPU_OPERATOR not in (bundles.get("disabledPackages") or [])
+    )
+    standalone = ObjectKey("cozystack.io", "Package", "", GPU_OPERATOR) in {
+        key_of(o) for o in desired
+    }
+    system, kubevirt, gpu_operator = COZYSTACK_RELEASES
+    return [
+        system,
+        *([kubevirt] if gpu_on else []),
+        *([gpu_operator] if gpu_on or standalone else []),
+    ]
+
+
+def release_objects(release: HelmRelease) -> list[KubeObject]:
+    """The release's objects, in its namespace where the chart leaves the namespace out."""
+    return [in_namespace(obj, release.namespace) for obj in release.objects]
+
+
+def read_helm_releases(state: AuditState) -> None:
+    """The HelmReleases of the cluster, as the controllers of their releases."""
+    state.release_controllers.update(helm_release_controllers(state.live.list(*HELM_RELEASE)))
+
+
+def load_releases(state: AuditState) -> None:
+    """Decode the newest deployed revision of every release the audit may read."""
+    namespaces = set(release_namespaces(state.ctx, state.platform_obj, state.desired.objects))
+    in_git = {k for k in map(key_of, state.desired.objects) if (k.group, k.kind) == HELM_RELEASE}
+    for (storage, _), controller in state.release_controllers.items():
+        name = controller.name.rpartition("/")[2]
+        if (
+            is_gpu_object(*HELM_RELEASE, name)
+            or ObjectKey(*HELM_RELEASE, *controller.name.split("/", 1)) in in_git
+        ):
+            namespaces.add(storage)
+    secrets: list[KubeObject] = []
+    for ns in sorted(namespaces):
+        secrets += state.live.list("", "Secret", ns, "owner=helm")
+    for secret in newest_deployed(secrets):
+        try:
+            release = decode_release(secret)
+        except ReleaseDecodeError as exc:
+            state.live.problems.append(str(exc))
+            continue
+        state.releases[(release.namespace, release.name)] = release
+    if state.ctx.platform == "cozystack":
+        for where in (("cozy-system", "cozystack-platform"), ("cozy-kubevirt", "kubevirt")):
+            if where not in state.releases:
+                state.notes.append(
+                    f"no deployed release {where[0]}/{where[1]} was found: its objects were "
+                    "compared with the profile only"
+                    + (
+                        "; Packages left by helm.sh/resource-policy: keep cannot be told"
+                        if where[1] == "cozystack-platform"
+                        else ""
+                    )
+                )
+
+
+def compare_releases(state: AuditState) -> None:
+    live, findings = state.live, state.findings
+    for where, release in sorted(state.releases.items()):
+        controller = state.release_controllers.get(where) or Controller(
+            "helm-release", assumed=True, release=f"{where[0]}/{where[1]}"
+        )
+        if controller.assumed:
+            state.notes.append(
+                f"release {where[0]}/{where[1]} has no HelmRelease: its drift is classified unknown"
+            )
+        for obj in release.objects:
+            key = key_of(obj)
+            if (key.group, key.kind) not in RELEASE_KINDS:
+                continue
+            obj = in_namespace(obj, release.namespace)
+            key = live_key(obj)
+            expected = state.expected.get(key)
+            render_changes = frozenset(
+                c.pointer
+                for c in (
+                    compare_objects(expected, obj, state.expected.scopes.get(key))
+                    if expected is not None
+                    else ()
+                )
+            )
+            ctrl = dataclasses.replace(
+                controller, apply_method=release.apply_method, next_render_changes=render_changes
+            )
+            live_obj = live.get(key)
+            if live_obj is None:
+                if key not in live.unread:
+                    findings.add(findings.missing(obj, ctrl, "release"))
+                continue
+            compared = state.compared.setdefault(key, set())
+            context = (
+                f"Release {release.namespace}/{release.name} revision {release.revision}, "
+                f"applied {release.apply_method}: "
+            )
+            for change in compare_objects(obj, live_obj):
+                compared.add(change.pointer)
+                findings.add(findings.from_change(change, live_obj, ctrl, "release", context))

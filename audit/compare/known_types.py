@@ -1,0 +1,451 @@
+"""What the auditor knows about the types it compares: list semantics, defaults, quantity paths,
+server-populated and injected fields. Data, with the upstream source of each entry.
+
+Paths are patterns (patterns.py): tuples of field names, `*` one segment (a map key or a list
+item), `**` any number of segments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from audit.compare.patterns import Pattern, compile_pattern
+
+__all__ = [
+    "ALWAYS_DROPPED_ANNOTATIONS",
+    "DEFAULTS",
+    "DURATION_PATHS",
+    "EMPTY_MAP_IS_A_VALUE",
+    "INJECTED_ANNOTATIONS",
+    "INJECTED_LABELS",
+    "LIST_RULES",
+    "QUANTITY_PATHS",
+    "SERVER_METADATA",
+    "SERVER_POPULATED",
+    "Default",
+    "ListRule",
+    "is_injected",
+    "list_rule",
+    "server_populated",
+]
+
+# -- metadata ------------------------------------------------------------------------------------
+
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "selfLink",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+"""Set by the API server on every object (ObjectMeta); never drift."""
+
+ALWAYS_DROPPED_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
+"""Client bookkeeping that can hold a whole object (Secret data included): never compared, never
+printed. Flux strips it too (fluxcd/pkg ssa/manager_apply.go cleanupMetadata)."""
+
+# Added to live objects by controllers and tools. Compared only when git declares them.
+INJECTED_ANNOTATIONS = (
+    "deployment.kubernetes.io/revision",  # Deployment controller
+    "meta.helm.sh/release-name",  # Helm ownership (pkg/action/validate.go)
+    "meta.helm.sh/release-namespace",
+    "kustomize.toolkit.fluxcd.io/",  # kustomize-controller (checksum, reconcile...)
+    "helm.toolkit.fluxcd.io/",  # helm-controller post-renderer
+    "reconcile.fluxcd.io/",  # `flux reconcile` requestedAt / forceAt
+    "cozystack.io/",  # Cozystack operator
+    "cozyhr.cozystack.io/",  # Cozystack operator: values-files of generated HelmReleases
+    "operator.cozystack.io/",
+    "endpoints.kubernetes.io/last-change-trigger-time",
+    "pv.kubernetes.io/",
+    "volume.beta.kubernetes.io/",
+    "volume.kubernetes.io/",
+    "autoscaling.alpha.kubernetes.io/",
+    "kubevirt.io/latest-observed-api-version",  # virt-operator on the KubeVirt CR
+    "kubevirt.io/storage-observed-api-version",
+    "prometheus-operator-validated",  # admission webhook stamp (helm-controller#643)
+)
+INJECTED_LABELS = (
+    "app.kubernetes.io/managed-by",  # Helm sets it to "Helm" at install
+    "kustomize.toolkit.fluxcd.io/",  # kustomize-controller origin labels
+    "helm.toolkit.fluxcd.io/",  # helm-controller origin labels (postrender/build.go)
+    "cozystack.io/",  # Cozystack operator: cozystack.io/package, cozystack.io/privileged
+    "kubernetes.io/metadata.name",  # Namespace lifecycle admission
+    "pod-template-hash",
+    "controller-revision-hash",
+    "controller-uid",
+    "batch.kubernetes.io/",
+)
+
+
+def is_injected(key: str, table: tuple[str, ...]) -> bool:
+    return any(key == t or (t.endswith("/") and key.startswith(t)) for t in table)
+
+
+# -- lists ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListRule:
+    """How a list is compared.
+
+    keys: item identity fields (listType=map); None for scalar or unkeyed lists.
+    atomic: server-side apply owns the list as one value: a difference is reported on the list,
+      never on an item (x-kubernetes-list-type: atomic, and every unmarked CRD list).
+    ordered: whether order carries meaning; an order-only change of an unordered list is noise.
+    """
+
+    keys: tuple[str, ...] | None = None
+    atomic: bool = True
+    ordered: bool = True
+    key_defaults: tuple[tuple[str, Any], ...] = ()
+
+
+ATOMIC = ListRule()
+_MAP_NAME = ListRule(keys=("name",), atomic=False, ordered=False)
+_SET = ListRule(keys=None, atomic=False, ordered=False)
+
+# By field name, wherever it appears. Sources: Kubernetes core/v1 types.go (+listType markers),
+# KubeVirt v1.8.4 CRD (kubevirt-operator.yaml, x-kubernetes-list-type), Flux CRDs (no markers:
+# atomic), Cozystack chart values (Helm lists: replaced whole).
+LIST_RULES: dict[str, ListRule | Callable[[list[Any]], ListRule]] = {
+    "containers": _MAP_NAME,
+    "initContainers": _MAP_NAME,
+    "ephemeralContainers": _MAP_NAME,
+    "env": _MAP_NAME,
+    "volumes": _MAP_NAME,
+    "imagePullSecrets": _MAP_NAME,
+    "resourceClaims": _MAP_NAME,
+    "volumeMounts": ListRule(keys=("mountPath",), atomic=False, ordered=False),
+    "volumeDevices": ListRule(keys=("devicePath",), atomic=False, ordered=False),
+    "hostAliases": ListRule(keys=("ip",), atomic=False, ordered=False),
+    "conditions": ListRule(keys=("type",), atomic=False, ordered=False),
+    "ownerReferences": ListRule(keys=("uid",), atomic=False, ordered=False),
+    "finalizers": _SET,  # ObjectMeta.finalizers: +listType=set
+    "topologySpreadConstraints": ListRule(
+        keys=("topologyKey", "whenUnsatisfiable"), atomic=False, ordered=False
+    ),
+    # KubeVirt: permittedHostDevices lists are +listType=atomic (types.go L3446-3470); virt-handler
+    # keys entries in a map by selector (device_controller.go L204-245), so order carries nothing.
+    "pciHostDevices": ListRule(keys=("pciVendorSelector",), atomic=True, ordered=False),
+    "mediatedDevices": ListRule(keys=("mdevNameSelector",), atomic=True, ordered=False),
+    "usb": ListRule(keys=("resourceName",), atomic=True, ordered=False),
+    # KubeVirt builds a set of gates (pkg/virt-config/feature-gates.go); the list is atomic.
+    "featureGates": ListRule(keys=None, atomic=True, ordered=False),
+    "disabledFeatureGates": ListRule(keys=None, atomic=True, ordered=False),
+    "supportContainerResources": ListRule(keys=("type",), atomic=False, ordered=False),
+    "ciphers": _SET,  # KubeVirt tlsConfiguration.ciphers: x-kubernetes-list-type: set
+    # Cozystack platform values: the chart only asks `has` of these lists (templates/bundles).
+    "enabledPackages": ListRule(keys=None, atomic=True, ordered=False),
+    "disabledPackages": ListRule(keys=None, atomic=True, ordered=False),
+}
+
+
+def _ports(items: list[Any]) -> ListRule:
+    """Container ports are keyed by containerPort+protocol, Service ports by port+protocol."""
+    if items and all(isinstance(i, dict) and "containerPort" in i for i in items):
+        keys: tuple[str, ...] = ("containerPort", "protocol")
+    else:
+        keys = ("port", "protocol")
+    return ListRule(keys=keys, atomic=False, ordered=False, key_defaults=(("protocol", "TCP"),))
+
+
+LIST_RULES["ports"] = _ports
+
+
+def list_rule(field: str, desired: list[Any], live: list[Any]) -> ListRule:
+    """The rule for a list named `field`; every unknown list is atomic and ordered (SSA default)."""
+    rule = LIST_RULES.get(field, ATOMIC)
+    if callable(rule):
+        rule = rule(desired or live)
+    if rule.keys is not None:
+        defaults = dict(rule.key_defaults)
+        for item in (*desired, *live):
+            if not isinstance(item, dict) or any(
+                k not in item and k not in defaults for k in rule.keys
+            ):
+                return ListRule(keys=None, atomic=True, ordered=rule.ordered)
+    return rule
+
+
+# -- server-populated fields ---------------------------------------------------------------------
+
+_SP = compile_pattern
+SERVER_POPULATED: dict[tuple[str, str], tuple[Pattern, ...]] = {
+    # Compared only when git sets them (drift-anchors §4.2, per-kind server-populated fields).
+    ("*", "*"): (_SP("metadata/ownerReferences"), _SP("metadata/finalizers")),
+    ("", "Service"): tuple(
+        _SP(p)
+        for p in (
+            "spec/clusterIP",
+            "spec/clusterIPs",
+            "spec/ipFamilies",
+            "spec/ipFamilyPolicy",
+            "spec/internalTrafficPolicy",
+            "spec/sessionAffinity",
+            "spec/ports/*/nodePort",
+            "spec/ports/*/targetPort",
+            "spec/healthCheckNodePort",
+        )
+    ),
+    ("", "PersistentVolumeClaim"): (
+        _SP("spec/volumeName"),
+        _SP("spec/volumeMode"),
+        _SP("spec/storageClassName"),
+    ),
+    ("", "ServiceAccount"): (_SP("secrets"),),
+    ("", "Namespace"): (_SP("spec/finalizers"),),
+    ("admissionregistration.k8s.io", "*"): (_SP("webhooks/*/clientConfig/caBundle"),),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
+        _SP("spec/conversion/webhook/clientConfig/caBundle"),
+    ),
+}
+
+
+def server_populated(group: str, kind: str) -> tuple[Pattern, ...]:
+    """Paths of this kind that are compared only when git sets them."""
+    out = [*SERVER_POPULATED[("*", "*")], *SERVER_POPULATED.get((group, kind), ())]
+    out += SERVER_POPULATED.get((group, "*"), ())
+    root = POD_TEMPLATE_ROOTS.get((group, kind))
+    if root:
+        # the API server mirrors serviceAccountName into the deprecated serviceAccount
+        out.append(compile_pattern(f"{root}/serviceAccount"))
+    return tuple(out)
+
+
+# -- defaults ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Default:
+    """A value the API server (or the controller reading the field) assumes when it is absent."""
+
+    path: Pattern
+    value: Any
+    source: str
+
+
+def _d(path: str, value: Any, source: str) -> Default:
+    return Default(compile_pattern(path), value, source)
+
+
+_CORE_DEFAULTS = "kubernetes pkg/apis/core/v1/defaults.go"
+_APPS_DEFAULTS = "kubernetes pkg/apis/apps/v1/defaults.go"
+_BATCH_DEFAULTS = "kubernetes pkg/apis/batch/v1/defaults.go"
+
+
+def _pod_spec(root: str) -> tuple[Default, ...]:
+    """SetDefaults_PodSpec / _Container / _Probe / _Volume, under a pod template at `root`."""
+    out = [
+        _d(f"{root}/dnsPolicy", "ClusterFirst", _CORE_DEFAULTS),
+        _d(f"{root}/restartPolicy", "Always", _CORE_DEFAULTS),
+        _d(f"{root}/schedulerName", "default-scheduler", _CORE_DEFAULTS),
+        _d(f"{root}/terminationGracePeriodSeconds", 30, _CORE_DEFAULTS),
+        _d(f"{root}/enableServiceLinks", True, _CORE_DEFAULTS),
+        _d(f"{root}/securityContext", {}, _CORE_DEFAULTS),
+    ]
+    for box in ("containers", "initContainers"):
+        c = f"{root}/{box}/*"
+        out += [
+            _d(f"{c}/terminationMessagePath", "/dev/termination-log", _CORE_DEFAULTS),
+            _d(f"{c}/terminationMessagePolicy", "File", _CORE_DEFAULTS),
+            _d(f"{c}/ports/*/protocol", "TCP", _CORE_DEFAULTS),
+        ]
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            p = f"{c}/{probe}"
+            out += [
+                _d(f"{p}/timeoutSeconds", 1, _CORE_DEFAULTS),
+                _d(f"{p}/periodSeconds", 10, _CORE_DEFAULTS),
+                _d(f"{p}/successThreshold", 1, _CORE_DEFAULTS),
+                _d(f"{p}/failureThreshold", 3, _CORE_DEFAULTS),
+            ]
+    for source in ("configMap", "secret", "projected", "downwardAPI"):
+        out.append(_d(f"{root}/volumes/*/{source}/defaultMode", 420, _CORE_DEFAULTS))
+    return tuple(out)
+
+
+POD_TEMPLATE_ROOTS: dict[tuple[str, str], str] = {
+    ("", "Pod"): "spec",
+    ("apps", "Deployment"): "spec/template/spec",
+    ("apps", "DaemonSet"): "spec/template/spec",
+    ("apps", "StatefulSet"): "spec/template/spec",
+    ("apps", "ReplicaSet"): "spec/template/spec",
+    ("batch", "Job"): "spec/template/spec",
+    ("batch", "CronJob"): "spec/jobTemplate/spec/template/spec",
+}
+"""Where a kind keeps its pod spec; imagePullPolicy is defaulted there from the image tag."""
+
+_FLUX_HR = "helm-controller v1.5.0 CRD helm.toolkit.fluxcd.io_helmreleases.yaml"
+_FLUX_KS = "kustomize-controller v1.8.0 CRD kustomize.toolkit.fluxcd.io_kustomizations.yaml"
+_FLUX_SRC = "source-controller v1.8.0 CRDs (Flux v2.8.0 fluxcd.yaml)"
+_GPU_OP = "gpu-operator v26.3.1 CRD nvidia.com_clusterpolicies.yaml"
+_CP = "spec/driver/upgradePolicy"
+
+DEFAULTS: dict[tuple[str, str], tuple[Default, ...]] = {
+    ("", "Secret"): (_d("type", "Opaque", _CORE_DEFAULTS + " SetDefaults_Secret"),),
+    ("", "Namespace"): (_d("spec/finalizers", ["kubernetes"], "namespace lifecycle controller"),),
+    ("", "Service"): (
+        _d("spec/type", "ClusterIP", _CORE_DEFAULTS),
+        _d("spec/sessionAffinity", "None", _CORE_DEFAULTS),
+        _d("spec/ports/*/protocol", "TCP", _CORE_DEFAULTS),
+        _d("spec/internalTrafficPolicy", "Cluster", _CORE_DEFAULTS),
+    ),
+    ("apps", "Deployment"): (
+        _d("spec/replicas", 1, _APPS_DEFAULTS),
+        _d("spec/progressDeadlineSeconds", 600, _APPS_DEFAULTS),
+        _d("spec/revisionHistoryLimit", 10, _APPS_DEFAULTS),
+        _d("spec/strategy/type", "RollingUpdate", _APPS_DEFAULTS),
+        _d("spec/strategy/rollingUpdate/maxSurge", "25%", _APPS_DEFAULTS),
+        _d("spec/strategy/rollingUpdate/maxUnavailable", "25%", _APPS_DEFAULTS),
+        *_pod_spec("spec/template/spec"),
+    ),
+    ("apps", "DaemonSet"): (
+        _d("spec/revisionHistoryLimit", 10, _APPS_DEFAULTS),
+        _d("spec/updateStrategy/type", "RollingUpdate", _APPS_DEFAULTS),
+        _d("spec/updateStrategy/rollingUpdate/maxUnavailable", 1, _APPS_DEFAULTS),
+        _d("spec/updateStrategy/rollingUpdate/maxSurge", 0, _APPS_DEFAULTS),
+        *_pod_spec("spec/template/spec"),
+    ),
+    ("apps", "StatefulSet"): (
+        _d("spec/replicas", 1, _APPS_DEFAULTS),
+        _d("spec/podManagementPolicy", "OrderedReady", _APPS_DEFAULTS),
+        _d("spec/revisionHistoryLimit", 10, _APPS_DEFAULTS),
+        _d("spec/updateStrategy/type", "RollingUpdate", _APPS_DEFAULTS),
+        _d("spec/updateStrategy/rollingUpdate/partition", 0, _APPS_DEFAULTS),
+        _d("spec/persistentVolumeClaimRetentionPolicy/whenDeleted", "Retain", _APPS_DEFAULTS),
+        _d("spec/persistentVolumeClaimRetentionPolicy/whenScaled", "Retain", _APPS_DEFAULTS),
+        *_pod_spec("spec/template/spec"),
+    ),
+    ("batch", "Job"): (
+        _d("spec/backoffLimit", 6, _BATCH_DEFAULTS),
+        _d("spec/completions", 1, _BATCH_DEFAULTS),
+        _d("spec/parallelism", 1, _BATCH_DEFAULTS),
+        _d("spec/completionMode", "NonIndexed", _BATCH_DEFAULTS),
+        _d("spec/suspend", False, _BATCH_DEFAULTS),
+        _d("spec/podReplacementPolicy", "TerminatingOrFailed", _BATCH_DEFAULTS),
+        *_pod_spec("spec/template/spec"),
+    ),
+    ("batch", "CronJob"): (
+        _d("spec/concurrencyPolicy", "Allow", _BATCH_DEFAULTS),
+        _d("spec/successfulJobsHistoryLimit", 3, _BATCH_DEFAULTS),
+        _d("spec/failedJobsHistoryLimit", 1, _BATCH_DEFAULTS),
+        _d("spec/suspend", False, _BATCH_DEFAULTS),
+        *_pod_spec("spec/jobTemplate/spec/template/spec"),
+    ),
+    ("", "Pod"): _pod_spec("spec"),
+    ("helm.toolkit.fluxcd.io", "HelmRelease"): (
+        _d("spec/chart/spec/reconcileStrategy", "ChartVersion", _FLUX_HR),
+        _d("spec/chart/spec/version", "*", _FLUX_HR),
+        _d("spec/chart/spec/verify/provider", "cosign", _FLUX_HR),
+        _d("spec/uninstall/deletionPropagation", "background", _FLUX_HR),
+        _d("spec/suspend", False, _FLUX_HR + " (bool, omitempty)"),
+    ),
+    ("kustomize.toolkit.fluxcd.io", "Kustomization"): (
+        _d("spec/force", False, _FLUX_KS),
+        _d("spec/postBuild/substituteFrom/*/optional", False, _FLUX_KS),
+        _d("spec/suspend", False, _FLUX_KS + " (bool, omitempty)"),
+    ),
+    ("source.toolkit.fluxcd.io", "GitRepository"): (
+        _d("spec/timeout", "60s", _FLUX_SRC),
+        _d("spec/verify/mode", "HEAD", _FLUX_SRC),
+        _d("spec/suspend", False, _FLUX_SRC),
+    ),
+    ("source.toolkit.fluxcd.io", "HelmRepository"): (
+        _d("spec/provider", "generic", _FLUX_SRC),
+        _d("spec/suspend", False, _FLUX_SRC),
+    ),
+    ("source.toolkit.fluxcd.io", "OCIRepository"): (
+        _d("spec/provider", "generic", _FLUX_SRC),
+        _d("spec/timeout", "60s", _FLUX_SRC),
+        _d("spec/verify/provider", "cosign", _FLUX_SRC),
+        _d("spec/suspend", False, _FLUX_SRC),
+    ),
+    ("source.toolkit.fluxcd.io", "HelmChart"): (
+        _d("spec/reconcileStrategy", "ChartVersion", _FLUX_SRC),
+        _d("spec/version", "*", _FLUX_SRC),
+        _d("spec/verify/provider", "cosign", _FLUX_SRC),
+        _d("spec/suspend", False, _FLUX_SRC),
+    ),
+    # Package.spec.variant: "" means "default" (cozystack api/v1alpha1/package_types.go; the CRD
+    # has no default, the operator resolves it: internal/operator/package_reconciler.go L147-173).
+    ("cozystack.io", "Package"): (_d("spec/variant", "default", "cozystack package_types.go"),),
+    ("kubevirt.io", "KubeVirt"): (
+        _d("spec/imagePullSecrets/*/name", "", "KubeVirt v1.8.4 CRD kubevirts.kubevirt.io"),
+    ),
+    ("nvidia.com", "ClusterPolicy"): (
+        _d("spec/cdi/default", False, _GPU_OP),
+        _d("spec/cdi/enabled", True, _GPU_OP),
+        _d("spec/cdi/nriPluginEnabled", False, _GPU_OP),
+        _d("spec/daemonsets/updateStrategy", "RollingUpdate", _GPU_OP),
+        _d("spec/dcgmExporter/serviceMonitor/relabelings/*/action", "replace", _GPU_OP),
+        _d("spec/devicePlugin/mps/root", "/run/nvidia/mps", _GPU_OP),
+        _d("spec/driver/kernelModuleType", "auto", _GPU_OP),
+        _d(f"{_CP}/autoUpgrade", False, _GPU_OP),
+        _d(f"{_CP}/drain/deleteEmptyDir", False, _GPU_OP),
+        _d(f"{_CP}/drain/enable", False, _GPU_OP),
+        _d(f"{_CP}/drain/force", False, _GPU_OP),
+        _d(f"{_CP}/drain/timeoutSeconds", 300, _GPU_OP),
+        _d(f"{_CP}/maxParallelUpgrades", 1, _GPU_OP),
+        _d(f"{_CP}/maxUnavailable", "25%", _GPU_OP),
+        _d(f"{_CP}/podDeletion/deleteEmptyDir", False, _GPU_OP),
+        _d(f"{_CP}/podDeletion/force", False, _GPU_OP),
+        _d(f"{_CP}/podDeletion/timeoutSeconds", 300, _GPU_OP),
+        _d(f"{_CP}/waitForCompletion/timeoutSeconds", 0, _GPU_OP),
+        _d(
+            "spec/kataManager/config/artifactsDir",
+            "/opt/nvidia-gpu-operator/artifacts/runtimeclasses",
+            _GPU_OP,
+        ),
+        _d("spec/migManager/config/default", "all-disabled", _GPU_OP),
+        _d("spec/operator/runtimeClass", "nvidia", _GPU_OP),
+        _d("spec/sandboxWorkloads/defaultWorkload", "container", _GPU_OP),
+        _d("spec/sandboxWorkloads/mode", "kubevirt", _GPU_OP),
+        _d("spec/toolkit/installDir", "/usr/local/nvidia", _GPU_OP),
+        _d("spec/vgpuDeviceManager/config/default", "default", _GPU_OP),
+    ),
+}
+
+# -- typed values --------------------------------------------------------------------------------
+
+QUANTITY_PATHS: tuple[Pattern, ...] = tuple(
+    compile_pattern(p)
+    for p in (
+        # core/v1 ResourceRequirements wherever a pod spec, a PVC or a CRD reusing it puts one
+        # (Argo CD knownTypeFields core/Quantity; argo-cd#1615, #21135)
+        "**/resources/requests/*",
+        "**/resources/limits/*",
+        "**/resources/claims/*/request",
+        "**/emptyDir/sizeLimit",
+        "spec/hard/*",  # ResourceQuota
+        "spec/limits/*/max/*",  # LimitRange
+        "spec/limits/*/min/*",
+        "spec/limits/*/default/*",
+        "spec/limits/*/defaultRequest/*",
+        "spec/limits/*/maxLimitRequestRatio/*",
+        "spec/capacity/*",  # PersistentVolume
+        "**/domain/memory/guest",  # KubeVirt VMI spec
+        "**/domain/memory/maxGuest",
+        "**/domain/memory/hugepages/pageSize",
+    )
+)
+
+DURATION_PATHS: dict[str, tuple[Pattern, ...]] = {
+    # Flux durations (metav1.Duration strings): "10m", "600s" and "10m0s" are one interval.
+    "helm.toolkit.fluxcd.io": tuple(
+        compile_pattern(p) for p in ("spec/interval", "spec/timeout", "spec/*/timeout")
+    ),
+    "kustomize.toolkit.fluxcd.io": tuple(
+        compile_pattern(p) for p in ("spec/interval", "spec/retryInterval", "spec/timeout")
+    ),
+    "source.toolkit.fluxcd.io": tuple(
+        compile_pattern(p) for p in ("spec/interval", "spec/timeout")
+    ),
+}
+
+EMPTY_MAP_IS_A_VALUE = frozenset({"kubevirt.io"})
+"""Groups whose empty objects are flags (`disableSerialConsoleLog: {}`, `certificateRotateStrategy:
+{}` in KubeVirt's Go types are pointers to empty structs): an empty map there is not "absent"."""

@@ -1,0 +1,240 @@
+"""Canonical form of an object, so that noise compares equal and only drift differs.
+
+`normalize` is pure and returns a new plain-JSON tree:
+- server-set metadata (uid, resourceVersion, managedFields...) and `status` are removed
+  (CustomResourceDefinitions keep nothing of status either: git never carries it);
+- `kubectl.kubernetes.io/last-applied-configuration` is removed (it can hold a whole Secret);
+- Secret `stringData` is folded into base64 `data`, as the API server does on write;
+- values equal to an API default are removed (known_types.DEFAULTS), so explicit and implied
+  defaults read alike; `imagePullPolicy` is defaulted from the image tag; the platform Package's
+  values equal to the platform chart's defaults likewise (renderer.cozystack.CHART_DEFAULTS):
+  defaults.py;
+- quantities at quantity paths become one spelling (`1073741824` and `1024Mi` -> `1Gi`), Flux
+  durations likewise (`10m` = `600s`);
+- integral floats become ints (YAML `1.0`), YAML timestamps become RFC 3339 strings;
+- null, empty lists and empty maps are removed ("empty vs absent"), except empty maps in groups
+  where they are flags (KubeVirt's `disableSerialConsoleLog: {}`).
+Injected labels/annotations and server-populated fields are not removed here: they are ignored by
+the comparison only when git does not declare them (differ.py), so a declared one still counts.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import datetime as dt
+import re
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from kubedata.objects import KubeObject
+from renderer.cozystack import PLATFORM_PACKAGE as PLATFORM
+
+from audit.compare.defaults import drop_defaults, drop_platform_chart_defaults
+from audit.compare.known_types import (
+    ALWAYS_DROPPED_ANNOTATIONS,
+    DURATION_PATHS,
+    EMPTY_MAP_IS_A_VALUE,
+    QUANTITY_PATHS,
+    SERVER_METADATA,
+)
+from audit.compare.patterns import matches, select
+from audit.compare.quantity import QuantityError, canonical_quantity
+
+__all__ = ["canonical_duration", "normalize", "plain"]
+
+_DURATION = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {
+    "ns": Fraction(1, 10**9),
+    "us": Fraction(1, 10**6),
+    "µs": Fraction(1, 10**6),
+    "ms": Fraction(1, 1000),
+    "s": Fraction(1),
+    "m": Fraction(60),
+    "h": Fraction(3600),
+}
+
+
+_ATOMS = frozenset({str, int, bool, type(None)})
+"""Exact types `plain` returns as they are (a JSON-decoded object is mostly these)."""
+
+
+def plain(value: Any) -> Any:
+    """A deep copy as JSON: integral floats -> int, timestamps -> RFC 3339, bytes -> base64."""
+    # Fast path for what JSON decoding makes (exact dicts and lists with str keys): the audit
+    # copies every live object once, so this is per value of ~20k objects.
+    kind = type(value)
+    if kind is dict:
+        return {
+            (k if type(k) is str else str(k)): (v if type(v) in _ATOMS else plain(v))
+            for k, v in value.items()
+        }
+    if kind is list:
+        return [v if type(v) in _ATOMS else plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return value
+
+
+def canonical_duration(text: str) -> str:
+    """A Go duration in Go's spelling (`10m` and `600s` -> `10m0s`); unchanged if not one."""
+    raw = text.strip()
+    if not raw or _DURATION.sub("", raw):
+        return text
+    total = sum(Fraction(num) * _UNITS[unit] for num, unit in _DURATION.findall(raw))
+    if total == 0:
+        return "0s"
+    if total < 1:
+        for unit in ("ms", "us", "ns"):
+            scaled = total / _UNITS[unit]
+            if scaled.denominator == 1 or unit == "ns":
+                return f"{_decimal(scaled)}{unit}"
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    out = f"{int(hours)}h" if hours else ""
+    out += f"{int(minutes)}m" if hours or minutes else ""
+    return out + f"{_decimal(seconds)}s"
+
+
+def _decimal(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.9f}".rstrip("0").rstrip(".")
+
+
+def _secret(obj: KubeObject) -> None:
+    data = obj.get("data")
+    data = dict(data) if isinstance(data, dict) else {}
+    for key, value in data.items():
+        if isinstance(value, str):
+            with contextlib.suppress(binascii.Error, ValueError):
+                data[key] = base64.b64encode(base64.b64decode(value, validate=True)).decode()
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict):
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+    if data:
+        obj["data"] = data
+
+
+_QUANTITY_TAILS = frozenset(p[-2] if p[-1] == "*" else p[-1] for p in QUANTITY_PATHS)
+"""Last literal segment of each quantity path: a cheap filter before the glob match."""
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _canonical_quantity(value: Any) -> str:
+    """canonical_quantity, remembered: the same few spellings recur in every pod spec."""
+    return canonical_quantity(value)
+
+
+def _quantities(node: Any, fpath: tuple[str, ...]) -> None:
+    """One walk of the tree, canonicalizing every scalar at a quantity path."""
+    parent_is_tail = bool(fpath) and fpath[-1] in _QUANTITY_TAILS
+    if isinstance(node, dict):
+        if not parent_is_tail and node.keys().isdisjoint(_QUANTITY_TAILS):
+            # no scalar here can be a quantity: only look below
+            for key, value in node.items():
+                if isinstance(value, dict | list):
+                    _quantities(value, (*fpath, key if type(key) is str else "*"))
+            return
+        items: Any = node.items()
+    else:
+        items = enumerate(node)
+    for key, value in items:
+        name = key if type(key) is str else "*"
+        if isinstance(value, dict | list):
+            _quantities(value, (*fpath, name))
+        elif parent_is_tail or name in _QUANTITY_TAILS:
+            sub = (*fpath, name)
+            if any(matches(p, sub) for p in QUANTITY_PATHS):
+                # not a quantity after all: compared as written
+                with contextlib.suppress(QuantityError):
+                    node[key] = _canonical_quantity(value)
+
+
+def _typed_values(obj: KubeObject, group: str) -> None:
+    _quantities(obj, ())
+    for pattern in DURATION_PATHS.get(group, ()):
+        for container, key in list(select(obj, pattern)):
+            if isinstance(container[key], str):
+                container[key] = canonical_duration(container[key])
+
+
+def _prune(value: Any, keep_empty_maps: bool) -> Any:
+    """Drop None, [] and {} (the latter only when not flags), bottom-up, in place (the value is
+    normalize's own copy)."""
+    if type(value) in _ATOMS:
+        return value
+    if isinstance(value, dict):
+        empty = []
+        for key, child in value.items():
+            if type(child) not in _ATOMS:
+                child = value[key] = _prune(child, keep_empty_maps)
+            if child is None or child == [] or (child == {} and not keep_empty_maps):
+                empty.append(key)
+        for key in empty:
+            del value[key]
+        return value
+    if isinstance(value, list):
+        return [
+            v if type(v) in _ATOMS else _prune(v, keep_empty_maps) for v in value if v is not None
+        ]
+    return value
+
+
+_SERVER_METADATA = frozenset(SERVER_METADATA)
+
+
+def _copy(obj: KubeObject) -> KubeObject:
+    """plain(obj) without status and server-set metadata, which are never copied: managedFields
+    alone are often as large as the rest of a live object."""
+    out: KubeObject = {}
+    for k, v in obj.items():
+        key = k if type(k) is str else str(k)
+        if key == "status":
+            continue
+        if key == "metadata" and isinstance(v, dict):
+            out[key] = {
+                name: plain(value)
+                for name, value in ((str(mk), mv) for mk, mv in v.items())
+                if name not in _SERVER_METADATA
+            }
+        else:
+            out[key] = v if type(v) in _ATOMS else plain(v)
+    return out
+
+
+def normalize(obj: KubeObject) -> KubeObject:
+    """The canonical form of one object (see the module docstring)."""
+    out: KubeObject = _copy(obj)
+    api_version = str(out.get("apiVersion", ""))
+    group = api_version.rpartition("/")[0]
+    kind = str(out.get("kind", ""))
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict):
+            for key in ALWAYS_DROPPED_ANNOTATIONS:
+                annotations.pop(key, None)
+    if group == "" and kind == "Secret":
+        _secret(out)
+    drop_defaults(out, group, kind)
+    if (group, kind) == ("cozystack.io", "Package") and meta and meta.get("name") == PLATFORM:
+        drop_platform_chart_defaults(out)
+    _typed_values(out, group)
+    pruned: KubeObject = _prune(out, group in EMPTY_MAP_IS_A_VALUE)
+    return pruned

@@ -1,0 +1,126 @@
+"""Offline live state: a folder of `kubectl get -o yaml|json` dumps, read as the API client reads.
+
+Any `.yaml`, `.yml` or `.json` file below the folder (hidden files and folders skipped), each a
+single object, a `List` (`kubectl get` of several objects) or an `XList` (a raw API list, whose
+items lack apiVersion and kind), or several YAML documents. Objects come out as the API client
+returns them: plain dicts with apiVersion and kind, in file order. The same object twice with
+different content is an error: the snapshot would not say which one is live.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubedata.objects import KubeObject, ObjectKey, key_of
+
+from audit.errors import SnapshotError
+
+__all__ = ["SUFFIXES", "load_snapshot", "read_snapshot_file"]
+
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _yaml_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """(first line, data) per document, with the C loader; parse errors name file and line."""
+    loader = yaml.CSafeLoader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                yield node.start_mark.line + 1, loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
+        raise SnapshotError(
+            f"{path}:{line}: not valid YAML ({exc.problem}); fix or remove the file"
+        ) from None
+    finally:
+        loader.dispose()
+
+
+def _json_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    try:
+        yield 1, json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove the file"
+        ) from None
+
+
+def _check(obj: Any, where: str) -> KubeObject:
+    if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
+        raise SnapshotError(f"{where}: not a Kubernetes object (no apiVersion or kind); remove it")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or not meta.get("name"):
+        raise SnapshotError(f"{where}: {obj['kind']} without metadata.name; remove it")
+    return obj
+
+
+def _expand(doc: dict[str, Any], where: str) -> list[KubeObject]:
+    """A list document -> its items, filling apiVersion and kind the way the API client does."""
+    kind = str(doc.get("kind", ""))
+    items = doc.get("items")
+    if not isinstance(items, list):
+        raise SnapshotError(f"{where}: {kind} without an items list; remove it")
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and kind != "List":
+            item.setdefault("apiVersion", doc.get("apiVersion"))
+            item.setdefault("kind", kind.removesuffix("List"))
+        out.append(_check(item, f"{where}: items[{index}]"))
+    return out
+
+
+def read_snapshot_file(path: Path) -> list[KubeObject]:
+    """The objects in one dump file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{path}: cannot be read ({exc}); check the snapshot folder") from None
+    documents = (
+        _json_documents(path, text) if path.suffix == ".json" else _yaml_documents(path, text)
+    )
+    objects: list[KubeObject] = []
+    for line, doc in documents:
+        if doc is None:
+            continue  # an empty document (`---` at the end), as kubectl skips it
+        where = f"{path}:{line}"
+        if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
+            objects.extend(_expand(doc, where))
+        else:
+            objects.append(_check(doc, where))
+    return objects
+
+
+def load_snapshot(folder: Path) -> list[KubeObject]:
+    """Every object under `folder`, files in path order; SnapshotError names file and line."""
+    if not folder.is_dir():
+        raise SnapshotError(f"snapshot folder {folder} does not exist: check --snapshot")
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.suffix in SUFFIXES
+        and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    if not files:
+        raise SnapshotError(f"snapshot folder {folder} holds no .yaml, .yml or .json file")
+    objects: list[KubeObject] = []
+    seen: dict[ObjectKey, tuple[Path, KubeObject]] = {}
+    for path in files:
+        for obj in read_snapshot_file(path):
+            key = key_of(obj)
+            if key in seen:
+                first_path, first = seen[key]
+                if first != obj:
+                    raise SnapshotError(
+                        f"{key} is in {first_path} and in {path} with different content: "
+                        "keep one dump per object"
+                    )
+                continue
+            seen[key] = (path, obj)
+            objects.append(obj)
+    return objects

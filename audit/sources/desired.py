@@ -1,0 +1,297 @@
+"""Desired state of one cluster, from git: what Flux applied, else the rendered tip, else a build.
+
+In order (DESIGN §6):
+1. `flux-applied`: the rendered branch at the commit Flux last applied
+   (`Kustomization.status.lastAppliedRevision`, `<branch>@sha1:<sha>`), read through gitpython
+   from the object database, without a checkout;
+2. `rendered-tip`: the tip of the rendered branch (local, else `origin/<branch>`);
+3. `profiles-head`: rendered and built in memory from the profiles at HEAD (or `--ref`).
+The rendered layout (renderer/publish/flat.py) is `<cluster>/<object>.yaml`,
+`<cluster>/kustomization.yaml`, `<cluster>/hydrator.metadata` and `<cluster>/source/` (the
+profile's files): every YAML object under the folder except kustomization.yaml and source/.
+
+In a cluster (no checkout, no git credential) the same bytes Flux applied come from
+source-controller: `artifact.py` downloads `GitRepository.status.artifact.url`.
+The profile (for provenance, the Cozystack version and Node labels) is the one published with the
+rendered folder (`<cluster>/source/`); a folder published before source/ existed has none, and
+then it is read at the rendered commit's source commit when the repository has it, else at HEAD
+(and not at all from an artifact).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import git
+import yaml
+from kubedata.objects import KubeObject
+from renderer.build import build_overlays
+from renderer.errors import ProfileError
+from renderer.gitrepo import resolve, tree_files
+from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile, load_profile_bytes
+from renderer.publish.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
+from renderer.render import render_profiles
+from renderer.validate import ClusterFiles, check_files
+
+from audit.errors import AuditError
+
+__all__ = [
+    "Desired",
+    "DesiredSource",
+    "desired_from_files",
+    "desired_from_repo",
+    "parse_revision",
+    "profile_at",
+    "published_profile",
+    "rendered_objects",
+]
+
+DesiredSource = Literal["flux-applied", "rendered-tip", "profiles-head"]
+_SHA = re.compile(r"^[0-9a-f]{7,64}$")
+
+
+@dataclass(frozen=True)
+class Desired:
+    cluster: str
+    source: DesiredSource
+    revision: str
+    objects: tuple[KubeObject, ...]
+    profile: LoadedProfile | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def parse_revision(revision: str) -> tuple[str, str]:
+    """(ref, sha) of a Flux revision: `main@sha1:<sha>`, `sha1:<sha>`, or the old `main/<sha>`."""
+    ref, at, digest = revision.partition("@")
+    if not at:
+        ref, digest = "", revision
+    algo, colon, sha = digest.partition(":")
+    if not colon:
+        if "/" in digest:
+            ref, _, sha = digest.rpartition("/")
+        else:
+            sha = digest
+    elif algo not in ("sha1", "sha256"):
+        sha = ""
+    return ref, sha if _SHA.match(sha) else ""
+
+
+def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> list[KubeObject]:
+    """Every object of `<cluster>/` in a rendered tree (path -> bytes), file order; the profile's
+    files under `<cluster>/source/` are not objects."""
+    prefix = f"{cluster}/"
+    source = f"{prefix}{SOURCE_DIR}/"
+    objects: list[KubeObject] = []
+    for path in sorted(files):
+        if not path.startswith(prefix) or not path.endswith((".yaml", ".yml")):
+            continue
+        if path.startswith(source):
+            continue
+        if path.rpartition("/")[2] == KUSTOMIZATION_FILE:
+            continue
+        try:
+            docs = list(yaml.load_all(files[path], Loader=yaml.CSafeLoader))
+        except yaml.YAMLError as exc:
+            raise AuditError(f"{where}:{path} is not valid YAML ({exc}); republish") from None
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind"):
+                objects.append(doc)
+    return objects
+
+
+def _metadata(files: Mapping[str, bytes], cluster: str) -> Metadata | None:
+    data = files.get(f"{cluster}/{METADATA_FILE}")
+    return Metadata.from_bytes(data) if data is not None else None
+
+
+def _cluster_files(commit: git.Commit, cluster: str) -> ClusterFiles | None:
+    """The bytes of clusters/<cluster>/gpu-profile.yaml and platform.yaml at a commit."""
+    files = tree_files(commit, f"clusters/{cluster}")
+    profile = files.get(f"clusters/{cluster}/{PROFILE_FILE}")
+    if profile is None:
+        return None
+    return profile, files.get(f"clusters/{cluster}/{PLATFORM_FILE}")
+
+
+def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfile | None:
+    """The cluster's profile at a commit (read leniently: provenance only needs its fields)."""
+    files = _cluster_files(commit, cluster)
+    if files is None:
+        return None
+    try:
+        return load_profile_bytes(cluster, *files)
+    except ProfileError:
+        return None
+
+
+def published_profile(
+    files: Mapping[str, bytes], cluster: str
+) -> tuple[LoadedProfile | None, list[str]]:
+    """The profile published with a rendered folder (`<cluster>/source/`), and notes; None when
+    the folder has none (published before source/ existed) or it does not load."""
+    folder = f"{cluster}/{SOURCE_DIR}/"
+    profile = files.get(folder + PROFILE_FILE)
+    if profile is None:
+        return None, []
+    try:
+        return load_profile_bytes(cluster, profile, files.get(folder + PLATFORM_FILE)), []
+    except ProfileError as exc:
+        first = exc.problems[0].message if exc.problems else str(exc)
+        return None, [f"the published {folder}{PROFILE_FILE} does not load ({first})"]
+
+
+def _build_from_profiles(
+    commit: git.Commit, cluster: str
+) -> tuple[list[KubeObject], LoadedProfile]:
+    files = _cluster_files(commit, cluster)
+    if files is None:
+        raise AuditError(
+            f"clusters/{cluster}/ does not exist at {commit.hexsha[:12]}: check --cluster"
+        )
+    checked = check_files({cluster: files})
+    built = build_overlays(render_profiles(checked.profiles).overlays)[cluster]
+    objects = [d for d in yaml.load_all(built, Loader=yaml.CSafeLoader) if isinstance(d, dict)]
+    return objects, checked.profiles[0]
+
+
+def _rendered_tip(repo: git.Repo, branch: str) -> git.Commit | None:
+    for ref in (branch, f"origin/{branch}", f"refs/remotes/origin/{branch}"):
+        try:
+            return repo.commit(ref)
+        except (git.BadName, ValueError):
+            continue
+    return None
+
+
+def _with_profile(
+    repo: git.Repo, files: Mapping[str, bytes], cluster: str, head: git.Commit
+) -> tuple[LoadedProfile | None, list[str]]:
+    published, notes = published_profile(files, cluster)
+    if published is not None:
+        return published, notes
+    meta = _metadata(files, cluster)
+    if meta is not None and meta.source_commit:
+        try:
+            source = repo.commit(meta.source_commit)
+        except (git.BadName, ValueError):
+            notes.append(
+                f"the rendered commit's source {meta.source_commit[:12]} is not in this "
+                "repository: profile fields are read at HEAD"
+            )
+        else:
+            return profile_at(repo, source, cluster), notes
+    return profile_at(repo, head, cluster), notes
+
+
+def _rendered_at(
+    repo: git.Repo,
+    commit: git.Commit,
+    cluster: str,
+    head: git.Commit,
+    source: DesiredSource,
+    revision: str,
+    notes: list[str],
+    where: str = "",
+) -> Desired | None:
+    """The rendered `<cluster>/` folder at `commit`; None when the commit has no such folder.
+    `where` names the commit in error messages (default: its short sha)."""
+    files = tree_files(commit, cluster)
+    if not files:
+        return None
+    profile, more = _with_profile(repo, files, cluster, head)
+    objects = rendered_objects(files, cluster, where or commit.hexsha[:12])
+    return Desired(cluster, source, revision, tuple(objects), profile, tuple(notes + more))
+
+
+def desired_from_repo(
+    repo: git.Repo,
+    cluster: str,
+    *,
+    applied_revision: str | None = None,
+    ref: str | None = None,
+) -> Desired:
+    """Desired state from a checkout's object database (see the module docstring).
+
+    `ref` forces a build from the profiles at that ref (`--ref`).
+    """
+    head = resolve(repo, ref or "HEAD")
+    notes: list[str] = []
+    if ref is None:
+        head_profile = profile_at(repo, head, cluster)
+        branch = head_profile.profile.spec.flux.branch if head_profile else "rendered"
+        if applied_revision:
+            applied_ref, sha = parse_revision(applied_revision)
+            branch = applied_ref or branch
+            commit = None
+            if sha:
+                try:
+                    commit = repo.commit(sha)
+                except (git.BadName, ValueError):
+                    notes.append(
+                        f"Flux applied {applied_revision}, which this repository does not have "
+                        "(git fetch?)"
+                    )
+            if commit is not None:
+                found = _rendered_at(
+                    repo, commit, cluster, head, "flux-applied", applied_revision, notes
+                )
+                if found is not None:
+                    return found
+                notes.append(f"{applied_revision} has no {cluster}/ folder")
+        else:
+            notes.append("no Flux Kustomization applying this cluster's folder was found")
+        tip = _rendered_tip(repo, branch)
+        if tip is not None:
+            revision = f"{branch}@sha1:{tip.hexsha}"
+            found = _rendered_at(repo, tip, cluster, head, "rendered-tip", revision, notes, branch)
+            if found is not None:
+                return found
+            notes.append(f"the rendered branch {branch} has no {cluster}/ folder")
+        else:
+            notes.append(f"the rendered branch {branch} does not exist here")
+    objects, profile = _build_from_profiles(head, cluster)
+    name = ref or _head_name(repo)
+    notes.append(f"desired state built from the profiles at {name}")
+    return Desired(
+        cluster,
+        "profiles-head",
+        f"{name}@sha1:{head.hexsha}",
+        tuple(objects),
+        profile,
+        tuple(notes),
+    )
+
+
+def _head_name(repo: git.Repo) -> str:
+    try:
+        return repo.active_branch.name
+    except TypeError:
+        return "HEAD"
+
+
+def desired_from_files(
+    files: Mapping[str, bytes],
+    cluster: str,
+    path: str,
+    revision: str,
+    source: DesiredSource,
+    notes: tuple[str, ...] = (),
+) -> Desired:
+    """Desired state from a rendered tree held in memory (a source-controller artifact).
+
+    `path` is the Kustomization's spec.path (`./ams1`); its folder is read as `<cluster>/`.
+    """
+    folder = path.strip().removeprefix("./").strip("/") or cluster
+    remapped = {
+        f"{cluster}/{p[len(folder) + 1 :]}": data
+        for p, data in files.items()
+        if p.startswith(folder + "/")
+    }
+    objects = rendered_objects(remapped, cluster, revision)
+    if not objects:
+        raise AuditError(f"the artifact of {revision} has no objects under {folder}/")
+    profile, more = published_profile(remapped, cluster)
+    return Desired(cluster, source, revision, tuple(objects), profile, (*notes, *more))

@@ -1,0 +1,240 @@
+"""Live state behind one interface: the API server (KubeApi) or a snapshot folder.
+
+`Live` remembers every object it read and every read that failed. A failed read (403, a list that
+could not be completed, a server that stopped answering) does not stop the audit: it is recorded,
+and the audit is then reported incomplete (never clean). A 401 stops it: nothing can be read.
+
+Many objects of one kind are read with one list rather than a GET each (`Live.prefetch`): an audit
+of 20,000 git objects is then ~40 list pages, not 20,000 requests. The list is optional: where it
+is refused or fails, the objects are read one by one as before, and only those reads count.
+Secrets are never listed whole: per namespace, only those labelled as applied by the audited Flux
+Kustomization are listed (the Secrets git declares), and any declared one not among them is read
+by name, so no Secret git does not declare is read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Protocol
+
+from kubedata.objects import KubeObject, ObjectKey, key_of
+
+from audit.errors import IncompleteReadError, KubeApiError
+from audit.kube.api import KubeApi
+from audit.kube.selectors import selector_matches
+
+__all__ = [
+    "LABEL_LIST_MIN",
+    "LISTED_BY_LABEL",
+    "PREFETCH_MIN",
+    "ApiReader",
+    "Live",
+    "Reader",
+    "SnapshotReader",
+]
+
+PREFETCH_MIN = 16
+"""A kind wanted this many times or more is listed whole (all namespaces) instead of read by GET."""
+LISTED_BY_LABEL = frozenset({("", "Secret")})
+"""Kinds never listed whole: only what the audited Kustomization applied, per namespace."""
+LABEL_LIST_MIN = 2
+"""Objects of such a kind wanted in one namespace for its labelled list to be worth a request."""
+Objects = list[KubeObject]
+
+
+class Reader(Protocol):
+    def list(
+        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+    ) -> list[KubeObject] | None:
+        """Objects of a kind; None when the kind is not served (its CRD is not installed)."""
+
+    def get(self, key: ObjectKey) -> KubeObject | None:
+        """One object, None when absent (or its kind is not served)."""
+
+    def prefetch(
+        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+    ) -> Objects | None:
+        """`list`, ahead of gets: None when that is not worth it or the list failed (then `get`
+        reads as before). Raises only on 401. Once a kind is listed whole (no namespace, no
+        labels), `get` of that kind needs no request."""
+
+
+class SnapshotReader:
+    """A snapshot folder's objects: what was dumped is what exists."""
+
+    def __init__(self, objects: Iterable[KubeObject]) -> None:
+        self.by_key: dict[ObjectKey, KubeObject] = {}
+        self.by_kind: dict[tuple[str, str], list[KubeObject]] = {}
+        for obj in objects:
+            key = key_of(obj)
+            self.by_key[key] = obj
+            self.by_kind.setdefault((key.group, key.kind), []).append(obj)
+
+    def list(
+        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+    ) -> list[KubeObject] | None:
+        out = []
+        for obj in self.by_kind.get((group, kind), ()):
+            meta = obj.get("metadata") or {}
+            if namespace and meta.get("namespace") != namespace:
+                continue
+            if labels and not selector_matches(labels, meta.get("labels") or {}):
+                continue
+            out.append(obj)
+        return out
+
+    def get(self, key: ObjectKey) -> KubeObject | None:
+        found = self.by_key.get(key)
+        if found is None and not key.namespace:
+            # a render may leave out the namespace of a namespaced object: match by name
+            same = [
+                o
+                for o in self.by_kind.get((key.group, key.kind), ())
+                if (o.get("metadata") or {}).get("name") == key.name
+            ]
+            found = same[0] if len(same) == 1 else None
+        return found
+
+    def prefetch(
+        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+    ) -> Objects | None:
+        return None  # everything is in memory already
+
+
+class ApiReader:
+    def __init__(self, api: KubeApi) -> None:
+        self.api = api
+        self._whole: dict[tuple[str, str], dict[tuple[str, str], KubeObject]] = {}
+        """Kinds listed whole: (namespace or "" when cluster-scoped, name) -> object."""
+
+    def list(
+        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+    ) -> list[KubeObject] | None:
+        resource = self.api.resolve(kind, group)
+        if resource is None:
+            return None
+        found = self.api.list(kind, group, namespace=namespace, label_selector=labels)
+        if not namespace and not labels:
+            self._whole[(group, kind)] = {
+                (
+                    str((o.get("metadata") or {}).get("namespace") or "")
+                    if resource.namespaced
+                    else "",
+                    str((o.get("metadata") or {}).get("name") or ""),
+                ): o
+                for o in found
+            }
+        return found
+
+    def prefetch(
+        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+    ) -> Objects | None:
+        try:
+            return self.list(group, kind, namespace, labels)
+        except KubeApiError as exc:
+            if exc.status == 401:
+                raise
+            return None
+        except IncompleteReadError:
+            return None
+
+    def get(self, key: ObjectKey) -> KubeObject | None:
+        resource = self.api.resolve(key.kind, key.group)
+        if resource is None:
+            return None
+        if resource.namespaced and not key.namespace:
+            return None
+        whole = self._whole.get((key.group, key.kind))
+        if whole is not None:  # listed whole: absent from the list is absent
+            return whole.get((key.namespace if resource.namespaced else "", key.name))
+        return self.api.get(key if resource.namespaced else key._replace(namespace=""))
+
+
+class Live:
+    """Reads through a Reader, caching, and turning read failures into recorded problems."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self.problems: list[str] = []
+        self._lists: dict[tuple[str, str, str | None, str | None], list[KubeObject]] = {}
+        self._gets: dict[ObjectKey, KubeObject | None] = {}
+        self.unread: set[ObjectKey] = set()
+        """Objects whose read failed: their absence proves nothing."""
+
+    def _failed(self, exc: Exception) -> None:
+        message = str(exc)
+        if message not in self.problems:
+            self.problems.append(message)
+
+    def list(
+        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+    ) -> list[KubeObject]:
+        cache = (group, kind, namespace, labels)
+        if cache not in self._lists:
+            try:
+                found = self.reader.list(group, kind, namespace, labels)
+            except KubeApiError as exc:
+                if exc.status == 401:
+                    raise
+                self._failed(exc)
+                found = []
+            except IncompleteReadError as exc:
+                self._failed(exc)
+                found = []
+            self._lists[cache] = found or []
+            for obj in found or ():
+                self._gets.setdefault(key_of(obj), obj)
+        return self._lists[cache]
+
+    def prefetch(
+        self, keys: Iterable[ObjectKey], applied_by: str | None = None, minimum: int = PREFETCH_MIN
+    ) -> None:
+        """Read what `keys` name with few lists ahead of `get` (see the module docstring): a kind
+        wanted `minimum` times or more is listed whole; a kind of LISTED_BY_LABEL, per namespace,
+        with the label selector `applied_by` (the Kustomization's), if given. Nothing is recorded
+        when such a list fails: `get` then reads."""
+        todo = [k for k in keys if k not in self._gets]
+        for (group, kind), count in sorted(Counter((k.group, k.kind) for k in todo).items()):
+            if count < minimum or (group, kind) in LISTED_BY_LABEL:
+                continue
+            if (group, kind, None, None) not in self._lists:  # else the reader has it whole
+                self._prefetched((group, kind, None, None))
+        if not applied_by:
+            return
+        per_namespace = Counter(
+            (k.group, k.kind, k.namespace)
+            for k in todo
+            if (k.group, k.kind) in LISTED_BY_LABEL and k.namespace
+        )
+        for (group, kind, namespace), count in sorted(per_namespace.items()):
+            if count >= LABEL_LIST_MIN and (group, kind, namespace, applied_by) not in self._lists:
+                self._prefetched((group, kind, namespace, applied_by))
+
+    def _prefetched(self, cache: tuple[str, str, str | None, str | None]) -> None:
+        found = self.reader.prefetch(*cache)
+        if found is None:
+            return
+        self._lists[cache] = found
+        for obj in found:
+            self._gets.setdefault(key_of(obj), obj)
+
+    def get(self, key: ObjectKey) -> KubeObject | None:
+        if key not in self._gets:
+            try:
+                self._gets[key] = self.reader.get(key)
+            except KubeApiError as exc:
+                if exc.status == 401:
+                    raise
+                self._failed(exc)
+                self._gets[key] = None
+                self.unread.add(key)
+            except IncompleteReadError as exc:
+                self._failed(exc)
+                self._gets[key] = None
+                self.unread.add(key)
+        return self._gets[key]
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems

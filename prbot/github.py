@@ -1,0 +1,282 @@
+"""The PR bot's only network I/O: one sticky issue comment through GitHub's REST API (httpx).
+
+The comment is found again by a hidden marker *and* its author (the marker alone could be quoted by
+anyone), then updated in place or created. Requests are retried, within bounds, on 5xx responses,
+network errors and rate limits (403/429 with Retry-After, or x-ratelimit-remaining: 0 until
+x-ratelimit-reset). A create is never repeated blindly: after a failed POST the comments are listed
+again first, so a comment that was created anyway is updated instead of duplicated.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+from renderer.errors import RenderError
+
+__all__ = [
+    "DEFAULT_API_URL",
+    "GitHub",
+    "GitHubError",
+    "Posted",
+    "parse_repo",
+]
+
+DEFAULT_API_URL = "https://api.github.com"
+_RETRY_STATUS = frozenset({500, 502, 503, 504})
+_SECONDARY_DEFAULT_WAIT = 60.0
+"""GitHub: without a Retry-After header, wait at least one minute after a secondary rate limit."""
+_PAGE_SIZE = 100
+_MAX_PAGES = 100
+
+
+class GitHubError(RenderError):
+    """A GitHub API call failed for good; the message says what to do."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Posted:
+    """What `upsert_comment` did."""
+
+    action: Literal["created", "updated"]
+    id: int
+    url: str
+
+
+class _Retry(Exception):
+    def __init__(self, wait: float, why: str):
+        super().__init__(why)
+        self.wait = wait
+        self.why = why
+
+
+def parse_repo(text: str) -> tuple[str, str]:
+    """OWNER/NAME, as gh takes it."""
+    owner, sep, name = text.partition("/")
+    if not sep or not owner or not name or "/" in name or text.strip() != text:
+        raise GitHubError(f'"{text}" is not a GitHub repository: use OWNER/NAME, e.g. acme/gitops')
+    return owner, name
+
+
+class GitHub:
+    """A small REST client. `transport`, `sleep` and `clock` are injectable for tests."""
+
+    def __init__(
+        self,
+        token: str,
+        base_url: str = DEFAULT_API_URL,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        attempts: int = 5,
+        max_wait: float = 120.0,
+        timeout: float = 30.0,
+    ):
+        if not token:
+            raise GitHubError("GITHUB_TOKEN is empty: set it to a token that may comment")
+        self.base_url = base_url.rstrip("/")
+        self.sleep = sleep
+        self.clock = clock
+        self.attempts = attempts
+        self.max_wait = max_wait
+        self._origin = urlsplit(self.base_url)[:2]
+        self._client = httpx.Client(
+            transport=transport,
+            timeout=timeout,
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "gpu-gitops",
+            },
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> GitHub:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- transport with bounded retries -------------------------------------------------------
+
+    def _url(self, path_or_url: str) -> str:
+        if path_or_url.startswith("/"):
+            return self.base_url + path_or_url
+        # A Link header URL: follow it only to the API we were given (it gets the token).
+        if urlsplit(path_or_url)[:2] != self._origin:
+            raise GitHubError(
+                f"refusing to follow a pagination link to another host: {path_or_url}"
+            )
+        return path_or_url
+
+    def _why_retry(self, response: httpx.Response) -> _Retry | None:
+        status = response.status_code
+        if status in _RETRY_STATUS:
+            return _Retry(0.0, f"HTTP {status}")
+        if status not in (403, 429):
+            return None
+        headers = response.headers
+        retry_after = headers.get("retry-after")
+        if retry_after is not None:
+            try:
+                return _Retry(max(0.0, float(retry_after)), f"rate limited (HTTP {status})")
+            except ValueError:
+                return _Retry(_SECONDARY_DEFAULT_WAIT, f"rate limited (HTTP {status})")
+        if headers.get("x-ratelimit-remaining") == "0":
+            try:
+                reset = float(headers.get("x-ratelimit-reset", ""))
+            except ValueError:
+                reset = self.clock() + _SECONDARY_DEFAULT_WAIT
+            return _Retry(max(0.0, reset - self.clock()) + 1.0, f"rate limited (HTTP {status})")
+        if status == 429 or "secondary rate limit" in response.text.lower():
+            return _Retry(_SECONDARY_DEFAULT_WAIT, f"secondary rate limit (HTTP {status})")
+        return None
+
+    def _send(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
+        try:
+            return self._client.request(method, url, json=body)
+        except httpx.TransportError as exc:
+            raise _Retry(0.0, f"network error ({type(exc).__name__})") from None
+
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, retry_5xx: bool = True
+    ) -> httpx.Response:
+        """One API call; 2xx response or GitHubError. Retries what is safe to retry.
+
+        retry_5xx=False: a 5xx or network error raises _Retry to the caller instead (a POST that
+        failed that way may still have been applied).
+        """
+        url = self._url(path)
+        delay = 1.0
+        for attempt in range(1, self.attempts + 1):
+            try:
+                response = self._send(method, url, body)
+                retry = self._why_retry(response)
+            except _Retry as exc:
+                response, retry = None, exc
+            if retry is None and response is not None:
+                if response.is_success:
+                    return response
+                raise GitHubError(_failure(method, path, response), response.status_code)
+            assert retry is not None
+            rate_limited = response is not None and response.status_code in (403, 429)
+            if not rate_limited and not retry_5xx:
+                raise retry
+            wait = retry.wait if rate_limited else delay
+            delay = min(delay * 2, self.max_wait)
+            if attempt == self.attempts or wait > self.max_wait:
+                raise GitHubError(
+                    f"{method} {path} failed {attempt} time(s), last: {retry.why}"
+                    + (f"; the limit resets in {wait:.0f} s" if wait > self.max_wait else "")
+                    + "; try again later"
+                )
+            self.sleep(wait)
+        raise AssertionError("unreachable")
+
+    # --- the sticky comment ---------------------------------------------------------------------
+
+    def token_login(self) -> str | None:
+        """The token's user login; None for tokens that cannot read /user (GitHub Actions)."""
+        try:
+            data = _json(self.request("GET", "/user"))
+        except GitHubError as exc:
+            if exc.status == 403:
+                return None
+            raise
+        login = data.get("login") if isinstance(data, dict) else None
+        return str(login) if login else None
+
+    def comments(self, owner: str, repo: str, number: int) -> Iterator[dict[str, Any]]:
+        """Every comment of an issue or pull request, oldest first, following Link: rel=next."""
+        url: str | None = f"/repos/{owner}/{repo}/issues/{number}/comments?per_page={_PAGE_SIZE}"
+        for _ in range(_MAX_PAGES):
+            if url is None:
+                return
+            response = self.request("GET", url)
+            page = _json(response)
+            if not isinstance(page, list):
+                raise GitHubError(f"GET {url}: expected a list of comments")
+            yield from (c for c in page if isinstance(c, dict))
+            url = response.links.get("next", {}).get("url")
+        raise GitHubError(f"more than {_MAX_PAGES * _PAGE_SIZE} comments; giving up")
+
+    def find_comment(
+        self, owner: str, repo: str, number: int, marker: str, author: str
+    ) -> dict[str, Any] | None:
+        """The oldest comment by `author` whose body starts with `marker`."""
+        for c in self.comments(owner, repo, number):
+            login = (c.get("user") or {}).get("login")
+            if login == author and str(c.get("body") or "").lstrip().startswith(marker):
+                return c
+        return None
+
+    def upsert_comment(
+        self, owner: str, repo: str, number: int, body: str, marker: str, author: str
+    ) -> Posted:
+        """Update the earlier comment in place, or create one. `body` must start with `marker`."""
+        delay = 1.0
+        for attempt in range(1, self.attempts + 1):
+            found = self.find_comment(owner, repo, number, marker, author)
+            if found is not None:
+                cid = int(found["id"])
+                r = self.request(
+                    "PATCH", f"/repos/{owner}/{repo}/issues/comments/{cid}", {"body": body}
+                )
+                return Posted("updated", cid, str(_json(r).get("html_url", "")))
+            try:
+                r = self.request(
+                    "POST",
+                    f"/repos/{owner}/{repo}/issues/{number}/comments",
+                    {"body": body},
+                    retry_5xx=False,
+                )
+            except _Retry as exc:
+                if attempt == self.attempts:
+                    raise GitHubError(
+                        f"creating the comment failed {attempt} time(s), last: {exc.why}; "
+                        "try again later"
+                    ) from None
+                self.sleep(delay)
+                delay = min(delay * 2, self.max_wait)
+                continue
+            data = _json(r)
+            return Posted("created", int(data.get("id", 0)), str(data.get("html_url", "")))
+        raise AssertionError("unreachable")
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise GitHubError(
+            f"{response.request.method} {response.request.url.path}: the answer is not JSON; "
+            "check GITHUB_API_URL"
+        ) from None
+
+
+def _failure(method: str, path: str, response: httpx.Response) -> str:
+    status = response.status_code
+    try:
+        message = str(response.json().get("message", ""))
+    except (ValueError, AttributeError):
+        message = ""
+    hint = {
+        401: "the token is invalid or expired: check GITHUB_TOKEN",
+        403: "the token may not do this: it needs pull-requests: write (or issues: write)",
+        404: "no such repository or pull request, or the token cannot see it",
+        422: "GitHub refused the body (over 65,536 characters?)",
+    }.get(status, "see the GitHub API status")
+    shown = f" ({message})" if message else ""
+    return f"{method} {path.split('?')[0]}: HTTP {status}{shown}; {hint}"

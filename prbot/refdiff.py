@@ -1,0 +1,199 @@
+"""The rendered diff of two git refs: read clusters/ from both trees, build what changed, compare.
+
+Profiles are read from the commits' trees, never from the working tree. A cluster whose inputs
+(gpu-profile.yaml and platform.yaml blobs) are byte-identical at both refs renders the same objects,
+so it is neither loaded nor built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import git
+from kubedata.objects import KubeObject, ObjectKey
+from renderer.build import build_overlays
+from renderer.errors import Problem, ProfileError
+from renderer.gitrepo import open_repo, resolve
+from renderer.overlays import cluster_overlay
+from renderer.profile import (
+    MAX_FILE_BYTES,
+    PLATFORM_FILE,
+    PROFILE_FILE,
+    LoadedProfile,
+    check_cluster_name,
+)
+from renderer.validate import ClusterFiles, check_files
+from renderer.yaml_io import load_all
+
+from prbot.diff import ObjectChange, diff_objects, index_objects
+from prbot.risk_check import Risk
+from prbot.risks import cluster_risks
+
+__all__ = ["INPUT_FILES", "ClusterDiff", "RefDiff", "Side", "cluster_inputs", "diff_refs"]
+
+INPUT_FILES = (PROFILE_FILE, PLATFORM_FILE)
+"""What a cluster's rendered output depends on, besides the tool itself."""
+
+Objects = dict[ObjectKey, KubeObject]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One ref: as the user named it and the commit it resolved to."""
+
+    ref: str
+    commit: str
+
+
+@dataclass(frozen=True)
+class ClusterDiff:
+    """One cluster whose rendered objects changed, or that carries warnings."""
+
+    name: str
+    status: Literal["added", "removed", "changed", "unchanged"]
+    changes: tuple[ObjectChange, ...]
+    risks: tuple[Risk, ...] = ()
+
+    def count(self, change: Literal["added", "removed", "changed"]) -> int:
+        return sum(1 for c in self.changes if c.change == change)
+
+
+@dataclass(frozen=True)
+class RefDiff:
+    """Everything `diff` reports. `clusters` holds only clusters with changes or warnings."""
+
+    base: Side
+    head: Side
+    clusters: tuple[ClusterDiff, ...]
+    total: int
+    rebuilt: tuple[str, ...] = field(default=())
+
+    @property
+    def risks(self) -> tuple[Risk, ...]:
+        return tuple(r for c in self.clusters for r in c.risks)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.clusters)
+
+
+def cluster_inputs(commit: git.Commit) -> dict[str, dict[str, git.Blob]]:
+    """Cluster name -> its input blobs at this commit (folders holding a gpu-profile.yaml)."""
+    try:
+        top = commit.tree / "clusters"
+    except KeyError:
+        return {}
+    if not isinstance(top, git.Tree):
+        return {}
+    out: dict[str, dict[str, git.Blob]] = {}
+    for folder in top.trees:
+        blobs = {b.name: b for b in folder.blobs if b.name in INPUT_FILES}
+        if PROFILE_FILE in blobs:
+            out[folder.name] = blobs
+    return out
+
+
+def _digest(blobs: Mapping[str, git.Blob]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((name, b.hexsha) for name, b in blobs.items()))
+
+
+def _load(
+    side: Side, inputs: Mapping[str, Mapping[str, git.Blob]], names: Sequence[str]
+) -> dict[str, LoadedProfile]:
+    """Load and check the clusters' input files straight from their blobs.
+
+    ProfileError problems name the ref the way git does, e.g. main:clusters/ams1/gpu-profile.yaml.
+    """
+    present = [n for n in names if n in inputs]
+    if not present:
+        return {}
+    files: dict[str, ClusterFiles] = {}
+    problems: list[Problem] = []
+    for name in present:
+        try:
+            check_cluster_name(name, f"clusters/{name}")
+        except ProfileError as exc:
+            problems += exc.problems
+            continue
+        data: dict[str, bytes] = {}
+        for blob in inputs[name].values():
+            if blob.size > MAX_FILE_BYTES:  # refused before its bytes are read
+                path = f"clusters/{name}/{blob.name}"
+                problems.append(
+                    Problem(
+                        path, 0, "", f"file is {blob.size} bytes, over the {MAX_FILE_BYTES} limit"
+                    )
+                )
+                continue
+            data[blob.name] = blob.data_stream.read()
+        if PROFILE_FILE in data:
+            files[name] = (data[PROFILE_FILE], data.get(PLATFORM_FILE))
+    try:
+        if problems:
+            raise ProfileError(problems)
+        checked = check_files(files)
+    except ProfileError as exc:
+        raise ProfileError(
+            [
+                Problem(f"{side.ref}:{p.file}", p.line, p.field, p.message, p.severity)
+                for p in exc.problems
+                if p.severity == "error"
+            ]
+        ) from None
+    return {lp.name: lp for lp in checked.profiles}
+
+
+def _build(profiles: Mapping[str, LoadedProfile]) -> dict[str, Objects]:
+    if not profiles:
+        return {}
+    built = build_overlays({name: cluster_overlay(lp) for name, lp in profiles.items()})
+    return {name: index_objects(load_all(text)) for name, text in built.items()}
+
+
+def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = True) -> RefDiff:
+    """Render and build the clusters at both refs and compare them.
+
+    reuse=False rebuilds every cluster at both refs (the baseline the benchmark measures).
+    Raises ProfileError (problems at both refs, each naming its ref) or GitError.
+    """
+    repo = open_repo(repo_dir)
+    try:
+        sides = (Side(base, resolve(repo, base).hexsha), Side(head, resolve(repo, head).hexsha))
+        inputs = [cluster_inputs(repo.commit(s.commit)) for s in sides]
+        everything = sorted(set(inputs[0]) | set(inputs[1]))
+        names = [
+            n
+            for n in everything
+            if not reuse or _digest(inputs[0].get(n, {})) != _digest(inputs[1].get(n, {}))
+        ]
+        profiles: list[dict[str, LoadedProfile]] = []
+        problems: list[Problem] = []
+        for i, side in enumerate(sides):
+            try:
+                profiles.append(_load(side, inputs[i], names))
+            except ProfileError as exc:
+                problems += exc.problems
+    finally:
+        repo.close()
+    if problems:
+        raise ProfileError(problems)
+    objects = [_build(p) for p in profiles]
+    clusters: list[ClusterDiff] = []
+    for name in names:
+        before, after = objects[0].get(name, {}), objects[1].get(name, {})
+        changes = diff_objects(before, after)
+        risks = cluster_risks(name, profiles[0].get(name), profiles[1].get(name), before, after)
+        if not changes and not risks:
+            continue
+        status: Literal["added", "removed", "changed", "unchanged"]
+        if name not in inputs[0]:
+            status = "added"
+        elif name not in inputs[1]:
+            status = "removed"
+        else:
+            status = "changed" if changes else "unchanged"
+        clusters.append(ClusterDiff(name, status, tuple(changes), tuple(risks)))
+    return RefDiff(sides[0], sides[1], tuple(clusters), len(everything), tuple(names))

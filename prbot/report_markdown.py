@@ -1,0 +1,187 @@
+"""`diff -o markdown`: the body of one pull-request comment.
+
+Risk warnings come first, then a summary table and one <details> section per cluster. The body is
+budgeted as a whole: it never exceeds GitHub's comment limit, every code fence it opens is closed,
+and what was cut is said at the end.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from prbot.diff import ObjectChange
+from prbot.diff_lines import cluster_counts, object_lines, object_title
+from prbot.refdiff import ClusterDiff, RefDiff
+
+__all__ = ["COMMENT_LIMIT", "MARKER", "render_markdown"]
+
+MARKER = "<!-- gpu-gitops:diff -->"
+"""Hidden first line of the comment; `comment` finds its earlier comment by it."""
+COMMENT_LIMIT = 65_536
+"""GitHub's limit for an issue comment body. Budgeted in UTF-8 bytes, which are never fewer."""
+_NOTICE_RESERVE = 1_024
+_SHOWN_CUT_NAMES = 5
+_BACKTICKS = re.compile(r"`+")
+
+
+def _md(text: str) -> str:
+    """Text outside code: no HTML, no code spans or emphasis from user input."""
+    return html.escape(text, quote=False).replace("`", "&#96;").replace("*", "&#42;")
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+class _Body:
+    """The comment body under construction, with what had to be left out."""
+
+    def __init__(self, limit: int):
+        self.limit = limit - _NOTICE_RESERVE
+        self.parts: list[str] = []
+        self.size = 0
+        self.full = False
+
+    def fits(self, text: str, closing: int = 0) -> bool:
+        return not self.full and self.size + _size(text) + closing <= self.limit
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += _size(text)
+
+    def try_add(self, text: str, closing: int = 0) -> bool:
+        if self.fits(text, closing):
+            self.add(text)
+            return True
+        self.full = True
+        return False
+
+
+def _fence(lines: list[str]) -> str:
+    longest = max((len(m) for line in lines for m in _BACKTICKS.findall(line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _summary_table(d: RefDiff) -> list[str]:
+    rows = [
+        "| Cluster | Added | Changed | Removed | Warnings |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for c in d.clusters:
+        note = "" if c.status in ("changed", "unchanged") else f" ({c.status})"
+        rows.append(
+            f"| {_md(c.name)}{note} | {c.count('added')} | {c.count('changed')} "
+            f"| {c.count('removed')} | {len(c.risks)} |"
+        )
+    return rows
+
+
+def _object_block(change: ObjectChange) -> tuple[str, list[str], str]:
+    """Header, fenced lines and fence of one object, in GitHub's diff highlighting."""
+    lines: list[str] = []
+    for mark, text in object_lines(change):
+        lines.append(f"@@ {text} @@" if mark == "@" else f"{mark} {text}")
+    fence = _fence(lines)
+    return f"#### {_md(object_title(change))}\n\n{fence}diff\n", lines, fence
+
+
+def _cluster_section(body: _Body, c: ClusterDiff) -> bool:
+    """Add one <details> section; False when the budget ran out inside or before it."""
+    summary = f"<b>{_md(c.name)}</b>: {cluster_counts(c)}"
+    if c.status in ("added", "removed"):
+        summary += f" (cluster {c.status})"
+    if c.risks:
+        summary += f", ⚠️ {len(c.risks)} warning(s)"
+    close = "</details>\n\n"
+    if not body.try_add(f"<details>\n<summary>{summary}</summary>\n\n", _size(close)):
+        return False
+    if not c.changes and not body.try_add(
+        "_The rendered objects do not change._\n\n", _size(close)
+    ):
+        body.add(close)
+        return False
+    for change in c.changes:
+        header, lines, fence = _object_block(change)
+        end = f"{fence}\n\n"
+        if not body.try_add(header, _size(end) + _size(close)):
+            body.add(close)
+            return False
+        for i, line in enumerate(lines):
+            if not body.try_add(line + "\n", _size(end) + _size(close)):
+                cut = len(lines) - i
+                body.add(end)
+                body.add(f"_✂️ {cut} more line(s) of this object cut._\n\n")
+                body.add(close)
+                return False
+        body.add(end)
+    body.add(close)
+    return True
+
+
+def _notice(d: RefDiff, warnings: int, rows: int, partial: str | None, cut: list[str]) -> str:
+    parts = []
+    if warnings:
+        parts.append(f"{warnings} warning(s)")
+    if rows:
+        parts.append(f"{rows} summary row(s)")
+    if partial:
+        parts.append(f"the rest of {partial}")
+    if cut:
+        names = ", ".join(cut[:_SHOWN_CUT_NAMES]) + (", …" if len(cut) > _SHOWN_CUT_NAMES else "")
+        parts.append(f"{len(cut)} cluster section(s) ({names})")
+    return (
+        "---\n✂️ **Cut to fit GitHub's 65,536-character comment limit:** "
+        + "; ".join(parts)
+        + ". For the full diff run "
+        + f"`gpu-gitops diff --base {d.base.commit[:12]} --head {d.head.commit[:12]}`.\n"
+    )
+
+
+def render_markdown(d: RefDiff, limit: int = COMMENT_LIMIT) -> str:
+    """The pull-request comment: marker, warnings, summary table, one <details> per cluster."""
+    body = _Body(limit)
+    body.add(f"{MARKER}\n### gpu-gitops diff\n\n")
+    changed = sum(1 for c in d.clusters if c.changes)
+    body.add(
+        f"`{d.base.commit[:7]}` ({_md(d.base.ref)}) → `{d.head.commit[:7]}` ({_md(d.head.ref)}): "
+        f"**{changed}** of {d.total} cluster(s) change.\n\n"
+    )
+    if not d.clusters:
+        body.add(f"No rendered changes: all {d.total} cluster(s) render the same objects.\n")
+        return "".join(body.parts)
+    # After the first cut nothing else is added (body.full), so one reserve covers the closers.
+    cut_warnings = len(d.risks)
+    if d.risks and body.try_add(f"> [!WARNING]\n> **{len(d.risks)} GPU risk warning(s)**\n>\n"):
+        for r in d.risks:
+            if not body.try_add(f"> - **{_md(r.cluster)}** `{_md(r.where)}`: {_md(r.message)}\n"):
+                break
+            cut_warnings -= 1
+        body.add("\n")
+    rows = _summary_table(d)
+    cut_rows = len(rows) - 2
+    if body.try_add("\n".join(rows[:2]) + "\n"):
+        for row in rows[2:]:
+            if not body.try_add(row + "\n"):
+                break
+            cut_rows -= 1
+        body.add("\n")
+    partial = None
+    cut: list[str] = []
+    for i, c in enumerate(d.clusters):
+        if body.full:
+            cut = [x.name for x in d.clusters[i:]]
+            break
+        before = body.size
+        if not _cluster_section(body, c):
+            if body.size > before:
+                partial = c.name
+                cut = [x.name for x in d.clusters[i + 1 :]]
+            else:
+                cut = [x.name for x in d.clusters[i:]]
+            break
+    if cut_warnings or cut_rows or partial or cut:
+        body.add(_notice(d, cut_warnings, cut_rows, partial, cut))
+    text = "".join(body.parts)
+    assert _size(text) <= limit, "markdown budget overrun"
+    return text

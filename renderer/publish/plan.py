@@ -1,0 +1,225 @@
+"""The commit a publish makes: the rendered tree on top of the branch's tip, and its message.
+
+A cluster folder of the tip whose hydrator.metadata records the same input (profile digest, tool
+version, dirtiness) is reused as it is: no parse, no build, no hashing. The other clusters are
+validated and built once per publish (whatever the attempts), laid out flat (flat.py) with their
+source files under `source/`, and their new blobs and trees are collected for one pack. The
+message ends in a Source-Commit trailer, which tells a later publish whether the tip already
+holds a render of a newer source.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+import pykustomize
+
+from renderer.build import build_overlays
+from renderer.errors import Problem
+from renderer.overlays import cluster_overlay
+from renderer.publish.flat import METADATA_FILE, SOURCE_DIR, Metadata, cluster_files, profile_digest
+from renderer.publish.gitobjects import (
+    MODE_DIR,
+    MODE_FILE,
+    GitCommandFailed,
+    ObjectWriter,
+    TreeEntries,
+    commit_tree,
+    read_blob,
+    read_tree,
+    run_git,
+)
+from renderer.publish.sources import Sources
+from renderer.validate import check_files
+
+__all__ = ["Plan", "Publisher", "commit_message", "tool_version"]
+
+_SUBJECT_WIDTH = 72
+_SOURCE_TRAILER = re.compile(r"^Source-Commit: ([0-9a-f]{40})$", re.MULTILINE)
+
+
+@functools.cache
+def tool_version() -> str:
+    """gpu-gitops version, a digest of the renderer's code, and the kustomize library version."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    try:
+        version = importlib.metadata.version("gpu-gitops")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0+unknown"
+    code = h.hexdigest()[:12]
+    return f"gpu-gitops {version} (renderer {code}), pykustomize {pykustomize.__version__}"
+
+
+def _names(names: Sequence[str], width: int) -> str:
+    shown: list[str] = []
+    for i, name in enumerate(names):
+        rest = len(names) - i - 1
+        more = f" and {rest} more" if rest else ""
+        if shown and len(", ".join([*shown, name])) + len(more) > width:
+            return ", ".join(shown) + f" and {len(names) - len(shown)} more"
+        shown.append(name)
+    return ", ".join(shown)
+
+
+def commit_message(
+    changed: Sequence[str], removed: Sequence[str], source: str, dirty: Sequence[str] = ()
+) -> str:
+    """Subject naming the clusters, a body listing them, and the Source-Commit trailer."""
+    parts = []
+    if changed:
+        parts.append("Render " + _names(changed, _SUBJECT_WIDTH // (1 + bool(removed)) - 8))
+    if removed:
+        verb = "remove " if changed else "Remove "
+        parts.append(verb + _names(removed, _SUBJECT_WIDTH // (1 + bool(changed)) - 8))
+    body: list[str] = []
+    if changed:
+        body += ["Rendered:", *(f"- {n}" for n in changed)]
+    if removed:
+        body += ["Removed:", *(f"- {n}" for n in removed)]
+    if dirty:
+        body += [
+            "",
+            "From the working tree (--allow-dirty), with uncommitted changes to: "
+            + ", ".join(dirty)
+            + ".",
+        ]
+    return "; ".join(parts) + "\n\n" + "\n".join(body) + f"\n\nSource-Commit: {source}\n"
+
+
+def _folder_tree(
+    writer: ObjectWriter, files: Mapping[str, bytes], seen: frozenset[str]
+) -> tuple[str, str]:
+    """The tree entry of a folder of `path -> bytes`; `dir/file` is a file of a subfolder."""
+    entries: TreeEntries = {}
+    subfolders: dict[str, dict[str, bytes]] = {}
+    for path, data in files.items():
+        head, slash, rest = path.partition("/")
+        if slash:
+            subfolders.setdefault(head, {})[rest] = data
+        else:
+            entries[path] = (MODE_FILE, writer.add("blob", data, seen))
+    for head, sub in subfolders.items():
+        entries[head] = _folder_tree(writer, sub, seen)
+    return (MODE_DIR, writer.tree(entries, seen))
+
+
+@dataclass
+class Plan:
+    """The tree of one attempt on top of `parent`, with the objects still to be written."""
+
+    parent: str | None
+    parent_tree: str | None
+    tree: str
+    changed: list[str]
+    removed: list[str]
+    writer: ObjectWriter
+
+    @property
+    def unchanged(self) -> bool:
+        return self.tree == self.parent_tree
+
+
+@dataclass
+class Publisher:
+    """One publish of `sources` into `repo`: builds kept across attempts, warnings collected."""
+
+    repo: git.Repo
+    sources: Sources
+    progress: Callable[[int, int, str], None] | None = None
+    """Called after each build: (done, total, cluster)."""
+    metadata: dict[str, Metadata] = field(default_factory=dict)
+    outputs: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        tool = tool_version()
+        for name, (profile, platform) in self.sources.files.items():
+            self.metadata[name] = Metadata(
+                self.sources.commit,
+                profile_digest(profile, platform),
+                tool,
+                name in self.sources.dirty,
+            )
+
+    def build(self, names: Sequence[str]) -> None:
+        """Validate and build these clusters (once per publish, whatever the attempts)."""
+        names = [n for n in names if n not in self.outputs]
+        if not names:
+            return
+        checked = check_files({n: self.sources.files[n] for n in names})
+        self.warnings += checked.warnings
+        overlays = {lp.name: cluster_overlay(lp) for lp in checked.profiles}
+        done = 0
+
+        def tick(name: str) -> None:
+            nonlocal done
+            done += 1
+            if self.progress:
+                self.progress(done, len(overlays), f"built {name}")
+
+        for name, text in build_overlays(overlays, tick).items():
+            self.outputs[name] = cluster_files(text, self.metadata[name], self.sources.files[name])
+
+    def plan(self, parent: str | None) -> Plan:
+        """The tree of this publish on top of `parent`, reusing its unchanged folders."""
+        repo, writer = self.repo, ObjectWriter()
+        parent_tree = repo.commit(parent).tree.hexsha if parent else None
+        old_root: TreeEntries = read_tree(repo, parent_tree) if parent_tree else {}
+        entries: TreeEntries = {}
+        known: dict[str, frozenset[str]] = {}
+        todo: list[str] = []
+        for name, meta in sorted(self.metadata.items()):
+            old = old_root.get(name)
+            if old is not None and old[0] == MODE_DIR:
+                old_files = read_tree(repo, old[1])
+                old_source = old_files.get(SOURCE_DIR)
+                nested = (
+                    read_tree(repo, old_source[1]).values()
+                    if old_source is not None and old_source[0] == MODE_DIR
+                    else ()
+                )
+                shas = (sha for _, sha in (*old_files.values(), *nested))
+                known[name] = frozenset({old[1], *shas})
+                entry = old_files.get(METADATA_FILE)
+                old_meta = Metadata.from_bytes(read_blob(repo, entry[1])) if entry else None
+                if old_meta is not None and old_meta.same_input(meta):
+                    entries[name] = old
+                    continue
+            todo.append(name)
+        self.build(todo)
+        for name in todo:
+            entries[name] = _folder_tree(writer, self.outputs[name], known.get(name, frozenset()))
+        tree = writer.tree(entries, frozenset({parent_tree}) if parent_tree else frozenset())
+        changed = sorted(n for n, e in entries.items() if old_root.get(n) != e)
+        removed = sorted(set(old_root) - set(entries))
+        return Plan(parent, parent_tree, tree, changed, removed, writer)
+
+    def commit(self, plan: Plan) -> str:
+        """Write the plan's objects and commit its tree; the new commit (no ref moves)."""
+        plan.writer.write(self.repo)
+        dirty = sorted(self.sources.dirty & set(plan.changed))
+        message = commit_message(plan.changed, plan.removed, self.sources.commit, dirty)
+        return commit_tree(self.repo, plan.tree, [plan.parent] if plan.parent else [], message)
+
+    def newer_source(self, tip: str) -> str | None:
+        """The source commit of `tip` when it descends from ours (so it holds a newer render)."""
+        message = self.repo.commit(tip).message
+        if isinstance(message, bytes):
+            message = message.decode(errors="replace")
+        m = _SOURCE_TRAILER.search(message)
+        if m is None or m[1] == self.sources.commit:
+            return None
+        try:
+            run_git(self.repo, "merge-base", "--is-ancestor", self.sources.commit, m[1])
+        except GitCommandFailed:
+            return None  # not an ancestor, or their source is unknown here: ours goes on top
+        return m[1]

@@ -1,0 +1,113 @@
+"""The input of a publish: each cluster's gpu-profile.yaml and platform.yaml, and their commit.
+
+The files are read from HEAD's tree. When the working tree has uncommitted changes to them (staged,
+unstaged or untracked), a publish is refused unless --allow-dirty says to read the working tree
+instead; the clusters read that way are recorded, so hydrator.metadata can say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from renderer.errors import GitError
+from renderer.profile import MAX_FILE_BYTES, PLATFORM_FILE, PROFILE_FILE
+from renderer.publish.gitobjects import run_git
+from renderer.validate import ClusterFiles
+
+__all__ = ["Sources", "read_sources"]
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The input of a publish: each cluster's files, and the commit they come from."""
+
+    commit: str
+    files: dict[str, ClusterFiles]
+    dirty: frozenset[str] = frozenset()
+    """Clusters whose files were read from the working tree and differ from `commit`."""
+
+
+def _files_at(commit: git.Commit) -> dict[str, ClusterFiles]:
+    try:
+        top = commit.tree / "clusters"
+    except KeyError:
+        return {}
+    out: dict[str, ClusterFiles] = {}
+    for folder in top.trees:
+        blobs = {b.name: b for b in folder.blobs}
+        if PROFILE_FILE in blobs:
+            platform = blobs.get(PLATFORM_FILE)
+            out[folder.name] = (
+                blobs[PROFILE_FILE].data_stream.read(),
+                platform.data_stream.read() if platform else None,
+            )
+    return out
+
+
+def _read_limited(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(MAX_FILE_BYTES + 1)  # the loader reports anything longer
+
+
+def _files_in(root: Path) -> dict[str, ClusterFiles]:
+    out: dict[str, ClusterFiles] = {}
+    for profile in sorted((root / "clusters").glob(f"*/{PROFILE_FILE}")):
+        platform = profile.with_name(PLATFORM_FILE)
+        out[profile.parent.name] = (
+            _read_limited(profile),
+            _read_limited(platform) if platform.exists() else None,
+        )
+    return out
+
+
+def _dirty_clusters(repo: git.Repo) -> set[str]:
+    """Clusters with uncommitted changes to their input files (staged, unstaged or untracked)."""
+    if repo.bare:
+        return set()
+    out = run_git(
+        repo,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--",
+        f"clusters/*/{PROFILE_FILE}",
+        f"clusters/*/{PLATFORM_FILE}",
+        env={"GIT_OPTIONAL_LOCKS": "0"},  # a status must not even refresh the index
+    )
+    names: set[str] = set()
+    tokens = iter(out.decode(errors="replace").split("\0"))
+    for token in tokens:
+        if len(token) < 4:
+            continue
+        paths = [token[3:]]
+        if token[0] in "RC":
+            paths.append(next(tokens, ""))  # the original path of a rename or copy
+        names |= {p.split("/")[1] for p in paths if p.count("/") >= 2}
+    return names
+
+
+def read_sources(repo: git.Repo, allow_dirty: bool) -> Sources:
+    """The clusters at HEAD; from the working tree instead when it has changes to them and
+    `allow_dirty` says so (GitError otherwise)."""
+    try:
+        head = repo.head.commit
+    except ValueError:
+        raise GitError("the repository has no commits yet: commit clusters/ first") from None
+    committed = _files_at(head)
+    dirty = _dirty_clusters(repo)
+    if not dirty:
+        return Sources(head.hexsha, committed)
+    if not allow_dirty:
+        shown = ", ".join(sorted(dirty)[:5]) + (", ..." if len(dirty) > 5 else "")
+        raise GitError(
+            f"uncommitted changes to the profiles of {shown}: commit them, or pass "
+            "--allow-dirty to publish the working tree (recorded in hydrator.metadata)"
+        )
+    assert repo.working_tree_dir is not None
+    current = _files_in(Path(repo.working_tree_dir))
+    changed = {n for n in current.keys() | committed.keys() if current.get(n) != committed.get(n)}
+    return Sources(head.hexsha, current, frozenset(changed))

@@ -1,0 +1,81 @@
+"""The rules of DESIGN §4 that a decoded profile must follow (sources: research/cozystack.md §7).
+
+Each check adds Problems (errors or warnings) naming the file, line, field and the fix. The device
+rules are in device_rules.py, the platform rules in platform_rules.py; HAMi, the nodes and the
+audit job are checked here. Pure: works on a LoadedProfile, reads no files.
+"""
+
+from __future__ import annotations
+
+import re
+
+from renderer.errors import Problem
+from renderer.model import DNS_SUBDOMAIN
+from renderer.profile import LoadedProfile
+from renderer.rules.checker import RuleChecker
+from renderer.rules.devices import check_devices, check_vgpu, check_wiring
+from renderer.rules.platform import check_platform
+from renderer.yaml_io import Path
+
+__all__ = ["check_profile"]
+
+
+def _hami_and_nodes(c: RuleChecker) -> None:
+    spec = c.spec
+    if spec.hami and spec.variant == "none":
+        c.add(("spec", "hami"), "HAMi needs the GPU Operator; choose a variant or set hami: false")
+    if spec.hami and c.cozystack and spec.variant == "container":
+        c.add(
+            ("spec", "hami"),
+            "on a Cozystack management cluster HAMi and the container variant both "
+            "register nvidia.com/gpu; use passthrough with container-labelled nodes, or drop hami",
+        )
+    if (
+        spec.hami
+        and spec.variant in ("passthrough", "vgpu")
+        and "container" not in spec.nodes.values()
+    ):
+        c.warn(
+            ("spec", "hami"),
+            "HAMi serves only nodes labelled container; label GPU nodes in spec.nodes",
+        )
+    node_name = re.compile(DNS_SUBDOMAIN)
+    clash = {"passthrough": "vm-vgpu", "vgpu": "vm-passthrough"}.get(spec.variant)
+    for node, workload in spec.nodes.items():
+        at: Path = ("spec", "nodes", node)
+        if not node_name.fullmatch(node):
+            c.add(at, f'"{node}" is not a node name (DNS-1123 subdomain)')
+        if workload == clash:
+            c.add(
+                at,
+                f"the variant is one value per cluster: a {workload} node on a {spec.variant} "
+                "cluster gets no operands for it; label it container or "
+                f"{'vm-passthrough' if spec.variant == 'passthrough' else 'vm-vgpu'}",
+            )
+    if spec.nodes and spec.variant in ("container", "none"):
+        c.warn(
+            ("spec", "nodes"),
+            f"ignored: sandbox workloads are off on variant {spec.variant}, "
+            "so the GPU Operator treats every node as container",
+        )
+
+
+def _audit(c: RuleChecker) -> None:
+    audit = c.spec.audit
+    if audit is not None and not audit.image:
+        c.add(
+            ("spec", "audit", "image"),
+            "is required when spec.audit is set: name the image that holds gpu-gitops, "
+            "e.g. ghcr.io/example/gpu-gitops:0.1.0",
+        )
+
+
+_CHECKS = (check_platform, check_devices, check_wiring, check_vgpu, _hami_and_nodes, _audit)
+
+
+def check_profile(lp: LoadedProfile) -> list[Problem]:
+    """Every rule problem of a profile, errors and warnings, in file and line order."""
+    c = RuleChecker(lp)
+    for check in _CHECKS:
+        check(c)
+    return sorted(c.problems, key=lambda p: (p.file, p.line, p.severity, p.field))

@@ -1,0 +1,207 @@
+"""The device rules of DESIGN §4: spec.devices, their KubeVirt wiring and the vGPU settings.
+
+Devices must name one selector and a valid extended resource name, must not repeat one another
+or Cozystack's default tables, and must suit the variant and the GPU architecture. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
+from renderer.model import DNS_SUBDOMAIN
+from renderer.rules.checker import RuleChecker
+from renderer.yaml_io import Path
+
+__all__ = ["check_devices", "check_vgpu", "check_wiring"]
+
+_EXTENDED_RESOURCE = re.compile(
+    rf"(?P<domain>{DNS_SUBDOMAIN})/(?P<name>[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?)"
+)
+_SANDBOX_PCI_NAME = re.compile(r"nvidia\.com/[A-Z0-9_]+")
+_MDEV_ARCHITECTURES = ("pascal", "volta", "turing", "ampere")
+_SRIOV_VGPU_ARCHITECTURES = ("ada", "blackwell")
+
+
+def check_devices(c: RuleChecker) -> None:
+    """Each entry of spec.devices: one selector, a valid resource name, no repeats."""
+    spec = c.spec
+    seen_pci: dict[str, int] = {}
+    seen_mdev: dict[str, int] = {}
+    defaults_pci = {d["pciVendorSelector"].upper(): d for d in PASSTHROUGH_DEFAULTS}
+    defaults_mdev = {d["mdevNameSelector"]: d for d in VGPU_MDEV_DEFAULTS}
+    uses_pci_defaults = c.cozystack and spec.variant == "passthrough" and not spec.replace_defaults
+    uses_mdev_defaults = (
+        c.cozystack
+        and spec.variant == "vgpu"
+        and spec.vgpu.device_manager
+        and not spec.replace_defaults
+    )
+    for i, d in enumerate(spec.devices):
+        at: Path = ("spec", "devices", i)
+        if d.pci_vendor_selector and d.mdev_name_selector:
+            c.add(at, "set either pciVendorSelector or mdevNameSelector, not both")
+            continue  # every further check would guess which one was meant
+        if not d.pci_vendor_selector and not d.mdev_name_selector:
+            c.add(at, "set pciVendorSelector (a PCI device) or mdevNameSelector (a vGPU type)")
+        name = d.resource_name
+        m = _EXTENDED_RESOURCE.fullmatch(name)
+        if m and m["domain"].endswith("kubernetes.io"):
+            c.add(
+                (*at, "resourceName"),
+                f'"{name}": the kubernetes.io domain is reserved for Kubernetes; '
+                'use the device plugin\'s, e.g. "nvidia.com/GA102GL_A10"',
+            )
+        elif not m or len(m["domain"]) > 253:
+            c.add(
+                (*at, "resourceName"),
+                f'"{name}" is not a valid extended resource name '
+                '(domain/name, no spaces), e.g. "nvidia.com/GA102GL_A10"',
+            )
+        elif (
+            d.external_resource_provider
+            and d.pci_vendor_selector
+            and not _SANDBOX_PCI_NAME.fullmatch(name)
+        ):
+            c.warn(
+                (*at, "resourceName"),
+                f'"{name}" does not follow the sandbox device plugin\'s '
+                "naming (nvidia.com/ + the upper-case pci.ids name, '_' for spaces); confirm "
+                "with kubectl describe node",
+            )
+        elif d.external_resource_provider and d.mdev_name_selector:
+            advertised = "nvidia.com/" + re.sub(r"\s+", "_", d.mdev_name_selector)
+            if name != advertised:
+                c.warn(
+                    (*at, "resourceName"),
+                    f'the sandbox device plugin advertises "{advertised}" '
+                    f'for "{d.mdev_name_selector}", not "{name}"; '
+                    "confirm with kubectl describe node",
+                )
+        if d.pci_vendor_selector:
+            sel = d.pci_vendor_selector.upper()
+            if sel in seen_pci:
+                c.add(
+                    (*at, "pciVendorSelector"),
+                    f'"{d.pci_vendor_selector}" repeats spec.devices[{seen_pci[sel]}]; '
+                    "virt-handler keys devices by selector, keep one",
+                )
+            elif uses_pci_defaults and sel in defaults_pci:
+                c.add(
+                    (*at, "pciVendorSelector"),
+                    f'"{d.pci_vendor_selector}" is already in '
+                    f"Cozystack's default table ({defaults_pci[sel]['resourceName']}); remove it, "
+                    "or set spec.replaceDefaults: true and list every device",
+                )
+            seen_pci.setdefault(sel, i)
+            if spec.variant == "passthrough" and not d.external_resource_provider:
+                c.warn(
+                    (*at, "externalResourceProvider"),
+                    "on passthrough the GPU Operator's sandbox "
+                    "device plugin serves the device; set externalResourceProvider: true",
+                )
+            if spec.variant == "vgpu" and d.architecture in _SRIOV_VGPU_ARCHITECTURES:
+                if c.cozystack:
+                    c.add(
+                        at,
+                        f"SR-IOV vGPU on {d.architecture} needs KubeVirt >= 1.9 (kubevirt#16890)"
+                        " and Cozystack ships 1.8.4; offer this GPU on a passthrough cluster",
+                    )
+                elif tuple(int(x) for x in spec.kubevirt.version.split(".")) < (1, 9):
+                    c.add(
+                        at,
+                        f"SR-IOV vGPU on {d.architecture} needs KubeVirt >= 1.9 (kubevirt#16890);"
+                        " upgrade KubeVirt and set spec.kubevirt.version",
+                    )
+        if d.mdev_name_selector:
+            sel = d.mdev_name_selector
+            if sel in seen_mdev:
+                c.add(
+                    (*at, "mdevNameSelector"),
+                    f'"{sel}" repeats spec.devices[{seen_mdev[sel]}]; keep one',
+                )
+            elif uses_mdev_defaults and sel in defaults_mdev:
+                c.add(
+                    (*at, "mdevNameSelector"),
+                    f'"{sel}" is already in Cozystack\'s vGPU default '
+                    "table (used while vgpu.deviceManager is on); remove it, or set "
+                    "spec.replaceDefaults: true and list every type",
+                )
+            seen_mdev.setdefault(sel, i)
+            if spec.variant == "passthrough":
+                c.warn(
+                    at,
+                    "passthrough drops mediatedDevices, so this device is not offered; "
+                    "remove it or use variant vgpu",
+                )
+
+
+def check_wiring(c: RuleChecker) -> None:
+    """Whether the devices reach KubeVirt at all on this variant and platform."""
+    spec = c.spec
+    gpu_variant = spec.variant in ("passthrough", "vgpu")
+    if spec.variant == "passthrough" and c.lp.written("spec", "mediatedDevicesConfiguration"):
+        c.warn(
+            ("spec", "mediatedDevicesConfiguration"), "passthrough drops it; remove it or use vgpu"
+        )
+    if not gpu_variant and spec.devices:
+        c.warn(
+            ("spec", "devices"),
+            f"variant {spec.variant} has no KubeVirt wiring; the devices are ignored",
+        )
+    if gpu_variant:
+        pci = any(d.pci_vendor_selector for d in spec.devices)
+        mdev = any(d.mdev_name_selector for d in spec.devices) and spec.variant == "vgpu"
+        defaults = (
+            c.cozystack
+            and not spec.replace_defaults
+            and (spec.variant == "passthrough" or spec.vgpu.device_manager)
+        )
+        if not (pci or mdev or defaults):
+            why = "spec.replaceDefaults is true and " if spec.replace_defaults else ""
+            c.warn(
+                ("spec", "devices"),
+                f"{why}no device is listed, so no permittedHostDevices "
+                "is rendered and every GPU VM fails; list the GPUs in spec.devices",
+            )
+    if not c.cozystack and spec.replace_defaults:
+        c.warn(("spec", "replaceDefaults"), "plain Flux has no built-in device table; remove it")
+
+
+def check_vgpu(c: RuleChecker) -> None:
+    """spec.vgpu: the manager image, the Device Manager and guest licensing."""
+    spec, vgpu = c.spec, c.spec.vgpu
+    if spec.variant == "vgpu" and not (vgpu.manager.repository and vgpu.manager.version):
+        c.add(
+            ("spec", "vgpu", "manager"),
+            "the vGPU Manager image is not redistributable: set "
+            "repository and version to the image in your private registry",
+        )
+    if spec.variant != "vgpu" and c.lp.written("spec", "vgpu", "manager"):
+        c.warn(("spec", "vgpu", "manager"), "ignored unless spec.variant is vgpu")
+    if vgpu.device_manager:
+        if spec.variant != "vgpu":
+            c.warn(("spec", "vgpu", "deviceManager"), "ignored unless spec.variant is vgpu")
+        late = sorted(
+            {d.architecture for d in spec.devices if d.architecture} - set(_MDEV_ARCHITECTURES)
+        )
+        if late and spec.variant == "vgpu":  # elsewhere the Device Manager is not deployed
+            c.add(
+                ("spec", "vgpu", "deviceManager"),
+                f"the vGPU Device Manager runs on Pascal..Ampere "
+                f"only (it crash-loops on {', '.join(late)}); set it to false",
+            )
+    lic = vgpu.licensing
+    if lic.config_map_name:
+        c.warn(
+            ("spec", "vgpu", "licensing", "configMapName"),
+            "deprecated by the GPU Operator: use "
+            "secretName (a Secret with client_configuration_token.tok and gridd.conf)",
+        )
+    if lic.secret_name and not (not c.cozystack and spec.variant == "container"):
+        c.warn(
+            ("spec", "vgpu", "licensing", "secretName"),
+            "vGPU guests license themselves (token "
+            "and gridd.conf via cloud-init), so a host cluster emits nothing for it; it is used "
+            "only on plain Flux with variant container, where the operator runs the driver",
+        )

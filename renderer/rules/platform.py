@@ -1,0 +1,119 @@
+"""The platform rules of DESIGN §4: spec.platform, and the platform Package in platform.yaml.
+
+On Cozystack the version must be supported, plain-Flux-only fields must be absent, and the
+platform values must let the GPU bundle render (iaas on, a full system variant); problems found in
+platform.yaml are reported at its own lines. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from renderer.cozystack import BUNDLE_VARIANTS, GPU_OPERATOR, SUPPORTED_VERSIONS, effective_values
+from renderer.profile import PLATFORM_FILE
+from renderer.rules.checker import RuleChecker
+
+__all__ = ["check_platform"]
+
+
+def check_platform(c: RuleChecker) -> None:
+    """spec.platform, then (on Cozystack) the platform values the bundle will see."""
+    spec = c.spec
+    version = spec.platform.version
+    if not c.cozystack:
+        if version is not None:
+            c.warn(
+                ("spec", "platform", "version"), "ignored on plain Flux; set spec.kubevirt.version"
+            )
+        if spec.flux.drift_detection == "disabled":
+            c.warn(
+                ("spec", "flux", "driftDetection"),
+                "hand edits of the emitted HelmReleases will go unnoticed; use enabled or warn",
+            )
+        return
+    if version is None:
+        c.add(("spec", "platform"), 'version is required on Cozystack: "1.5", "1.6" or "main"')
+    elif version not in SUPPORTED_VERSIONS:
+        c.add(
+            ("spec", "platform", "version"),
+            f'"{version}" is not supported: use "1.5", "1.6" or '
+            '"main" (GPU wiring through the bundle starts at v1.5.0)',
+        )
+    for key in ("kubevirt", "gpuOperatorVersion"):
+        if c.lp.written("spec", key):
+            c.add(
+                ("spec", key),
+                "plain Flux only: on Cozystack the platform renders the KubeVirt CR "
+                "and the GPU Operator; remove it",
+            )
+    _platform_values(c, version or "main")
+
+
+def _platform_values(c: RuleChecker, version: str) -> None:
+    spec, doc = c.spec, c.lp.platform
+    gpu_on = spec.variant in BUNDLE_VARIANTS
+    if doc is None:
+        # enabledPackages is written on every variant (container removes the gpu-operator).
+        c.warn(
+            ("spec", "platform"),
+            f"no clusters/{c.lp.name}/{PLATFORM_FILE}: "
+            + ("the bundle conditions cannot be checked and " if gpu_on else "")
+            + "the bundles.enabledPackages written here "
+            "replaces the live list when Flux applies it; save the live Package there "
+            "(kubectl get packages.cozystack.io cozystack.cozystack-platform -o yaml)",
+        )
+        return
+    spec_doc = doc.obj.get("spec") or {}
+    variant = spec_doc.get("variant")
+    platform = (spec_doc.get("components") or {}).get("platform") or {}
+    values: dict[str, Any] = platform.get("values") or {}
+    eff = effective_values(values, variant)
+    vp = ("spec", "components", "platform", "values", "bundles")
+    iaas = (eff.get("bundles") or {}).get("iaas") or {}
+    system = (eff.get("bundles") or {}).get("system") or {}
+    if gpu_on:
+        shown = f'"{variant}"' if variant else "unset (default)"
+        full = system.get("variant") in ("isp-full", "isp-full-generic")
+        if not iaas.get("enabled") and (*vp, "iaas", "enabled") in doc.marks and full:
+            c.platform_problem(
+                (*vp, "iaas", "enabled"),
+                "bundles.iaas.enabled is false, so the GPU bundle installs nothing; set it to true",
+            )
+        elif not iaas.get("enabled"):
+            c.platform_problem(
+                ("spec", "variant"),
+                f"bundles.iaas.enabled is off (platform "
+                f"variant {shown}), so the GPU bundle installs nothing; set the Package's "
+                "spec.variant to isp-full or isp-full-generic",
+            )
+        elif not full:
+            c.platform_problem(
+                (*vp, "system", "variant"),
+                "the GPU bundle needs bundles.system.variant isp-full or isp-full-generic",
+            )
+        elif version == "main" and not system.get("enabled"):
+            c.platform_problem(
+                (*vp, "system", "enabled"),
+                "on Cozystack main the iaas bundle requires bundles.system.enabled: true",
+            )
+    elif GPU_OPERATOR in ((eff.get("bundles") or {}).get("enabledPackages") or []):
+        # The standalone container Package has the same name: it takes the kept one over.
+        fix = (
+            "the standalone container-variant Package of the same name takes it over"
+            if spec.variant == "container"
+            else "delete it by hand"
+        )
+        c.platform_problem(
+            (*vp, "enabledPackages"),
+            f"{GPU_OPERATOR} is removed from "
+            "enabledPackages, but the live Package stays (helm.sh/resource-policy: "
+            f"keep): {fix}",
+            "warning",
+        )
+    current = iaas.get("gpuOperatorVariant")
+    if not gpu_on and current not in (None, "default", "vgpu"):
+        c.platform_problem(
+            (*vp, "iaas", "gpuOperatorVariant"),
+            f'"{current}" makes the bundle fail to render; it is reset to "default"',
+            "warning",
+        )

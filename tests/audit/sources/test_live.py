@@ -1,0 +1,174 @@
+"""Live's list-ahead against the test API server, read off its request log: a kind wanted often is
+listed whole and looked up, a refused list falls back to GETs, and Secrets are listed only by the
+audited Kustomization's labels, per namespace, so no Secret git does not declare is read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from audit.checks.flux import applied_by
+from audit.kube.api import KubeApi
+from audit.run import audit
+from audit.sources.desired import Desired
+from audit.sources.live import LABEL_LIST_MIN, PREFETCH_MIN, ApiReader, Live
+from kubedata.objects import ObjectKey, key_of
+from tests.apiserver import ApiServer, RequestRecord, Store
+
+NS = "tenant-a"
+KUSTOMIZATION: dict[str, Any] = {
+    "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+    "kind": "Kustomization",
+    "metadata": {"name": "t1", "namespace": "flux-system"},
+    "spec": {"path": "./t1", "sourceRef": {"kind": "GitRepository", "name": "rendered"}},
+}
+FLUX_LABELS = {
+    "kustomize.toolkit.fluxcd.io/name": "t1",
+    "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+}
+
+
+def configmap(i: int, value: str = "v") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"cm-{i:02d}", "namespace": NS},
+        "data": {"k": value},
+    }
+
+
+def secret(name: str, namespace: str = NS, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "data": {"k": "dg=="}}
+
+
+def requests_for(server: ApiServer, plural: str, since: int = 0) -> list[RequestRecord]:
+    return [r for r in server.requests[since:] if f"/{plural}" in r.path]
+
+
+def desired(objects: list[dict[str, Any]]) -> Desired:
+    return Desired("t1", "rendered-tip", "rendered@sha1:" + "0" * 40, tuple(objects))
+
+
+@pytest.fixture(autouse=True)
+def namespaces(store: Store) -> None:
+    store.put_all(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in (NS, "tenant-b")
+    )
+
+
+# -- list-ahead ----------------------------------------------------------------------------------
+
+
+def test_a_kind_wanted_often_is_listed_whole_and_looked_up(
+    store: Store, api_server: ApiServer, kube: KubeApi
+) -> None:
+    store.put_all(configmap(i) for i in range(PREFETCH_MIN))
+    keys = [key_of(configmap(i)) for i in range(PREFETCH_MIN - 1)]
+    keys.append(ObjectKey("", "ConfigMap", NS, "absent"))  # wanted PREFETCH_MIN times in all
+    live = Live(ApiReader(kube))
+    live.prefetch(keys)
+    found = [live.get(k) for k in keys]
+    [listed] = requests_for(api_server, "configmaps")
+    assert listed.path == "/api/v1/configmaps"  # every namespace, once
+    assert [o["metadata"]["name"] for o in found[:-1] if o] == [k.name for k in keys[:-1]]
+    assert found[-1] is None  # absent from the whole list: absent, without a GET
+    assert requests_for(api_server, "configmaps") == [listed]
+    assert live.complete and not live.unread
+
+
+def test_a_kind_wanted_less_often_is_read_by_get(
+    store: Store, api_server: ApiServer, kube: KubeApi
+) -> None:
+    store.put_all(configmap(i) for i in range(PREFETCH_MIN))
+    keys = [key_of(configmap(i)) for i in range(PREFETCH_MIN - 1)]
+    live = Live(ApiReader(kube))
+    live.prefetch(keys)
+    assert requests_for(api_server, "configmaps") == []  # nothing read ahead
+    assert all(live.get(k) is not None for k in keys)
+    paths = [r.path for r in requests_for(api_server, "configmaps")]
+    assert paths == [f"/api/v1/namespaces/{NS}/configmaps/{k.name}" for k in keys]
+
+
+def test_a_refused_list_falls_back_to_gets_and_the_audit_stays_complete(
+    store: Store, api_server: ApiServer, kube: KubeApi
+) -> None:
+    live_objects = [configmap(i) for i in range(PREFETCH_MIN + 4)]
+    live_objects[3] = configmap(3, "edited")
+    store.put_all(live_objects)
+    api_server.deny("auditor", "list", "configmaps")
+    since = len(api_server.requests)
+    result = audit(desired([configmap(i) for i in range(PREFETCH_MIN + 4)]), Live(ApiReader(kube)))
+    assert result.complete and result.problems == []
+    [modified] = [f for f in result.findings if f.object.kind == "ConfigMap"]
+    assert (modified.object.name, modified.path, modified.live) == ("cm-03", "/data/k", "edited")
+    reads = requests_for(api_server, "configmaps", since)
+    assert reads[0].path == "/api/v1/configmaps"  # tried once (403)...
+    assert [r.path for r in reads[1:]] == [  # ...then each object by name, as before
+        f"/api/v1/namespaces/{NS}/configmaps/cm-{i:02d}" for i in range(PREFETCH_MIN + 4)
+    ]
+
+
+# -- Secrets -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def secrets(store: Store) -> dict[str, list[str]]:
+    """Live Secrets: declared ones the Kustomization applied (labelled), a declared one that lost
+    its labels, a declared one alone in its namespace, and undeclared ones (one labelled by
+    another Kustomization)."""
+    labelled = [f"app-{i:02d}" for i in range(PREFETCH_MIN + 1)]
+    store.put_all(secret(name, labels=FLUX_LABELS) for name in labelled)
+    store.put_all(
+        [
+            secret("hand-relabelled"),
+            secret("alone", "tenant-b", FLUX_LABELS),
+            secret("undeclared"),
+            secret("other-ks", labels={**FLUX_LABELS, "kustomize.toolkit.fluxcd.io/name": "t2"}),
+        ]
+    )
+    return {
+        NS: [*labelled, "hand-relabelled"],
+        "tenant-b": ["alone"],
+        "undeclared": ["undeclared", "other-ks"],
+    }
+
+
+def test_secrets_are_listed_by_the_kustomizations_labels_and_undeclared_ones_never_read(
+    secrets: dict[str, list[str]], api_server: ApiServer, kube: KubeApi
+) -> None:
+    declared = [secret(name) for name in secrets[NS]] + [secret("alone", "tenant-b")]
+    since = len(api_server.requests)
+    result = audit(desired(declared), Live(ApiReader(kube)), KUSTOMIZATION)
+    assert result.complete
+    assert not [f for f in result.findings if f.type == "missing"]  # every declared one was read
+    selector = applied_by(KUSTOMIZATION)
+    assert selector == ",".join(f"{k}={v}" for k, v in FLUX_LABELS.items())
+    ours = [
+        r
+        for r in requests_for(api_server, "secrets", since)
+        if r.query.get("labelSelector") != "owner=helm"  # Helm release Secrets: by their label
+    ]
+    lists = [r for r in ours if r.path.endswith("/secrets")]
+    gets = [r.path.rpartition("/")[2] for r in ours if not r.path.endswith("/secrets")]
+    assert [(r.path, r.query.get("labelSelector")) for r in lists] == [
+        (f"/api/v1/namespaces/{NS}/secrets", selector)  # never all namespaces, never unlabelled
+    ]
+    assert LABEL_LIST_MIN > 1  # tenant-b wants one Secret: a GET, not a list
+    assert gets == ["hand-relabelled", "alone"]  # declared, but not in the labelled list
+    assert not {"undeclared", "other-ks"} & set(gets)
+
+
+def test_without_a_kustomization_secrets_are_read_by_name_only(
+    secrets: dict[str, list[str]], api_server: ApiServer, kube: KubeApi
+) -> None:
+    declared = [secret(name) for name in secrets[NS]]
+    live = Live(ApiReader(kube))
+    live.prefetch((key_of(o) for o in declared), applied_by(None))
+    assert requests_for(api_server, "secrets") == []  # no label to list by: nothing ahead
+    assert all(live.get(key_of(o)) is not None for o in declared)
+    paths = [r.path for r in requests_for(api_server, "secrets")]
+    assert paths == [f"/api/v1/namespaces/{NS}/secrets/{o['metadata']['name']}" for o in declared]

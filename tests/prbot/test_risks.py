@@ -1,0 +1,164 @@
+"""GPU risk warnings, from two profiles and the objects built from them (no git)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kubedata.objects import KubeObject, ObjectKey
+from prbot.device_risks import permitted_devices
+from prbot.diff import index_objects
+from prbot.risk_check import Risk
+from prbot.risks import cluster_risks
+from renderer.build import build_overlays
+from renderer.profile import LoadedProfile, load_profile
+from renderer.render import render_profiles
+from renderer.yaml_io import load_all
+from tests.renderer.profile_texts import PLATFORM_OK as PLATFORM
+
+Built = tuple[LoadedProfile, dict[ObjectKey, KubeObject]]
+
+
+@pytest.fixture
+def load(tmp_path: Path):
+    count = 0
+
+    def _load(spec: str, platform: str | None = PLATFORM, name: str = "c1") -> Built:
+        nonlocal count
+        count += 1
+        root = tmp_path / str(count)
+        folder = root / "clusters" / name
+        folder.mkdir(parents=True)
+        header = f"apiVersion: gpu-gitops/v1alpha1\nkind: GPUProfile\nmetadata:\n  name: {name}\n"
+        body = "spec:\n" + textwrap.indent(textwrap.dedent(spec).strip("\n"), "  ") + "\n"
+        (folder / "gpu-profile.yaml").write_text(header + body)
+        if platform is not None:
+            (folder / "platform.yaml").write_text(platform)
+        lp = load_profile(root, name)
+        built = build_overlays(render_profiles([lp]).overlays)[name]
+        return lp, index_objects(load_all(built))
+
+    return _load
+
+
+def risks(base: Built | None, head: Built | None) -> list[Risk]:
+    b_lp, b_objs = base if base else (None, {})
+    h_lp, h_objs = head if head else (None, {})
+    return cluster_risks("c1", b_lp, h_lp, b_objs, h_objs)
+
+
+COZY = """
+platform: {type: cozystack, version: "1.6"}
+variant: %s
+"""
+FLUX = """
+platform: {type: flux}
+variant: %s
+"""
+L40S = """
+devices:
+  - class: L40S
+    pciVendorSelector: "10DE:26B9"
+    resourceName: nvidia.com/AD102GL_L40S
+"""
+
+
+def test_new_cluster_warns_only_about_what_it_introduces(load) -> None:
+    head = load(FLUX % "container" + "hami: true\n", platform=None)
+    (r,) = risks(None, head)
+    assert r.kind == "container-hami" and r.line == 8 and r.ref == "head"
+    assert str(r).startswith("c1: clusters/c1/gpu-profile.yaml:8: variant container with HAMi")
+
+
+def test_container_hami_already_there_is_quiet(load) -> None:
+    base = load(FLUX % "container" + "hami: true\n", platform=None)
+    head = load(FLUX % "container" + "hami: true\nflux: {interval: 1m}\n", platform=None)
+    assert risks(base, head) == []
+
+
+def test_removed_cluster_has_no_warnings(load) -> None:
+    assert risks(load(COZY % "passthrough"), None) == []
+
+
+def test_standalone_container_package_pruned(load) -> None:
+    r = [
+        x
+        for x in risks(load(COZY % "container"), load(COZY % "none"))
+        if x.kind != "variant-switch"
+    ]
+    assert [x.kind for x in r] == ["gpu-operator-removed"]
+    assert "Flux prunes the standalone Package cozystack.gpu-operator" in r[0].message
+
+
+def test_container_to_bundle_is_a_handover(load) -> None:
+    got = risks(load(COZY % "container"), load(COZY % "passthrough"))
+    assert [x.kind for x in got] == ["variant-switch", "gpu-operator-removed"]
+    assert "moves from this tool's output to the platform bundle" in got[1].message
+
+
+def test_resource_name_served_elsewhere_is_not_lost(load) -> None:
+    # the H100 PCIe entry moves from the profile to Cozystack's default table: still permitted
+    base = load(
+        COZY % "passthrough"
+        + "replaceDefaults: true\n"
+        + L40S
+        + """
+  - class: H100 PCIe
+    pciVendorSelector: "10DE:2331"
+    resourceName: nvidia.com/GH100_H100_PCIE
+"""
+    )
+    head = load(COZY % "passthrough" + L40S.replace("10DE:26B9", "10DE:26BA"))
+    got = risks(base, head)
+    assert [x.kind for x in got] == []
+    assert "10DE:2331" in permitted_devices(*head)
+
+
+def test_selector_change_keeping_name_is_quiet(load) -> None:
+    base = load(FLUX % "passthrough" + L40S, platform=None)
+    head = load(FLUX % "passthrough" + L40S.replace("10DE:26B9", "10de:26b9"), platform=None)
+    assert risks(base, head) == []
+
+
+def test_no_platform_file_assumes_the_bundle_is_on(load) -> None:
+    lp, objs = load(COZY % "passthrough", platform=None)
+    devices = permitted_devices(lp, objs)
+    assert devices["10DE:2331"] == "nvidia.com/GH100_H100_PCIE"
+
+
+def test_vgpu_without_device_manager_has_no_default_table(load) -> None:
+    spec = COZY % "vgpu" + 'vgpu: {manager: {repository: r.example/nv, version: "1"}}\n'
+    lp, objs = load(spec)
+    assert permitted_devices(lp, objs) == {}
+    (r,) = risks(None, (lp, objs))
+    assert r.kind == "no-devices" and "no device is permitted" in r.message
+    assert "replaceDefaults: false" not in r.message
+
+
+def test_drift_detection_off_on_cozystack_says_nothing_changes_today(load) -> None:
+    base = load(COZY % "passthrough")
+    head = load(COZY % "passthrough" + "flux: {driftDetection: disabled}\n")
+    (r,) = risks(base, head)
+    assert r.kind == "drift-detection-off" and "emits no HelmRelease here" in r.message
+    assert r.line == 8
+
+
+def test_drift_detection_warn_is_not_off(load) -> None:
+    base = load(FLUX % "passthrough" + L40S, platform=None)
+    head = load(FLUX % "passthrough" + L40S + "flux: {driftDetection: warn}\n", platform=None)
+    assert risks(base, head) == []
+
+
+def test_platform_type_change(load) -> None:
+    got = risks(load(COZY % "none"), load(FLUX % "none", platform=None))
+    assert [x.kind for x in got] == ["platform-version"]
+    assert "cozystack -> flux" in got[0].message and got[0].line == 6
+
+
+def test_flux_variant_none_loses_every_name(load) -> None:
+    base = load(FLUX % "passthrough" + L40S, platform=None)
+    got = risks(base, load(FLUX % "none", platform=None))
+    assert [x.kind for x in got] == ["variant-switch", "gpu-operator-removed", "device-removed"]
+    assert "nvidia.com/AD102GL_L40S" in got[2].message
