@@ -87,7 +87,10 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
     p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
     p.add_argument(
-        "--snapshot", type=Path, metavar="DIR", help="audit a folder of `kubectl get --show-managed-fields -o yaml` dumps",
+        "--snapshot",
+        type=Path,
+        metavar="DIR",
+        help="audit a folder of `kubectl get --show-managed-fields -o yaml` dumps",
     )
     p.add_argument(
         "--in-cluster",
