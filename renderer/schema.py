@@ -19,6 +19,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import MISSING, dataclass
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
+from kubedata.text import shorten
+
 from renderer.errors import Problem, ProfileError
 from renderer.yaml_io import Marks, Path, nearest_line
 
@@ -41,7 +43,7 @@ class Syntax:
         """A grammar whose check is the pattern itself; `hint` follows the quoted value."""
 
         def check(value: str) -> str | None:
-            return None if re.fullmatch(pattern, value) else f'"{value}" {hint}'
+            return None if re.fullmatch(pattern, value) else f'"{shorten(value)}" {hint}'
 
         return cls(pattern, check)
 
@@ -102,8 +104,9 @@ def _describe(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     if isinstance(value, str):
-        return f'"{value}" (a string)'
-    return f"{value!r} ({type(value).__name__})"
+        # at most the first line of the value, shortened: never a whole file read as one string
+        return f'"{shorten(value)}" (a string)'
+    return f"{shorten(repr(value))} ({type(value).__name__})"
 
 
 def _hints(cls: Any) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from kubedata.text import shorten
+
 from renderer.schema import Syntax
 
 __all__ = [
@@ -89,7 +91,7 @@ class _CronField:
         if text.lower() in self.names:
             return self.names[text.lower()], ""
         names = f", {self.names_text()}" if self.names else ""
-        return None, f'"{text}" is not a {self.name} ({self.low}-{self.high}{names})'
+        return None, f'"{shorten(text)}" is not a {self.name} ({self.low}-{self.high}{names})'
 
     def names_text(self) -> str:
         first, *_, last = self.names
@@ -100,11 +102,11 @@ class _CronField:
             return f"the {self.name} field has an empty list entry"
         span, slash, step = item.partition("/")
         if slash and not re.fullmatch(_STEP, step):
-            return f'step "{step}" in the {self.name} field must be a positive number'
+            return f'step "{shorten(step)}" in the {self.name} field must be a positive number'
         first, dash, last = span.partition("-")
         if first in ("*", "?"):
             return (
-                f'"{span}": {first} takes no range; write {first} or a range like 1-5'
+                f'"{shorten(span)}": {first} takes no range; write {first} or a range like 1-5'
                 if dash
                 else None
             )
@@ -117,7 +119,7 @@ class _CronField:
         if end is None:
             return why
         if start > end:
-            return f'{self.name} range "{span}" runs backwards; write {last}-{first}'
+            return f'{self.name} range "{shorten(span)}" runs backwards; write {last}-{first}'
         return None
 
 
@@ -138,22 +140,22 @@ def cron_problem(schedule: str) -> str | None:
     """What the API server would refuse in a CronJob schedule, and how to write it; None if fine."""
     if "TZ" in schedule:
         return (
-            f'"{schedule}": Kubernetes refuses TZ= and CRON_TZ= in a CronJob schedule; '
+            f'"{shorten(schedule)}": Kubernetes refuses TZ= and CRON_TZ= in a CronJob schedule; '
             "write the time in UTC"
         )
     if schedule.startswith("@"):
         if schedule in CRON_MACROS or re.fullmatch(f"@every {DURATION}", schedule):
             return None
-        return f'"{schedule}" is not a schedule macro; {_CRON_HINT}'
+        return f'"{shorten(schedule)}" is not a schedule macro; {_CRON_HINT}'
     fields = re.split("[ \t]+", schedule.strip(" \t")) if schedule.strip(" \t") else []
     if len(fields) != len(_CRON_FIELDS):
         seconds = " (a CronJob has no seconds field)" if len(fields) == 6 else ""
-        return f'"{schedule}" has {len(fields)} fields{seconds}; {_CRON_HINT}'
+        return f'"{shorten(schedule)}" has {len(fields)} fields{seconds}; {_CRON_HINT}'
     for text, field in zip(fields, _CRON_FIELDS, strict=True):
         for item in text.split(","):
             why = field.item_problem(item)
             if why:
-                return f'"{schedule}": {why}'
+                return f'"{shorten(schedule)}": {why}'
     return None
 
 
@@ -188,9 +190,9 @@ def _image_part_problem(value: str, what: str) -> str:
     if not value:
         return "is empty"
     if any(c.isspace() for c in value):
-        return f'"{value}" contains whitespace'
+        return f'"{shorten(value)}" contains whitespace'
     upper = " (it is lower case)" if value != value.lower() and what != "image tag" else ""
-    return f'"{value}" is not an {what}{upper}'
+    return f'"{shorten(value)}" is not an {what}{upper}'
 
 
 def image_problem(image: str) -> str | None:
@@ -246,7 +248,7 @@ def git_branch_problem(branch: str) -> str | None:
         return 'is empty; name the branch, e.g. "rendered"'
     for rule, why in _REF_RULES:
         if re.search(rule, branch):
-            return f'"{branch}" {why}, so git refuses it as a branch name; e.g. "rendered"'
+            return f'"{shorten(branch)}" {why}, so git refuses it as a branch name; e.g. "rendered"'
     return None
 
 
@@ -285,10 +287,10 @@ def url_problem(url: str, schemes: tuple[str, ...] = ("http", "https")) -> str |
     if not sep or head not in schemes:
         scp = "ssh" in schemes and re.fullmatch(r"[^/:@]+@[^/:]+:.+", url)
         why = 'is scp-like "user@host:path"' if scp else f"is not an {' or '.join(schemes)} URL"
-        return f'"{url}" {why}; write {form}'
+        return f'"{shorten(url)}" {why}; write {form}'
     if any(c.isspace() for c in url):
-        return f'"{url}" contains whitespace; write {form} with %20 for a space'
-    return f'"{url}" is not a valid URL; write {form}'
+        return f'"{shorten(url)}" contains whitespace; write {form} with %20 for a space'
+    return f'"{shorten(url)}" is not a valid URL; write {form}'
 
 
 # --- the grammars fields use ----------------------------------------------------------------------
