@@ -52,7 +52,7 @@ CRON_BAD = {
     "@every 1d": '"@every 1d" is not a schedule macro',
     "TZ=UTC 0 3 * * *": "Kubernetes refuses TZ= and CRON_TZ=",
     "CRON_TZ=Europe/Berlin 0 3 * * *": "Kubernetes refuses TZ= and CRON_TZ=",
-    "0 3 * * *\n": '"*…" is not a day of week',
+    "0 3 * * *\n": '"*" is not a day of week',  # the message shows the first line
 }
 
 IMAGE_OK = [
