@@ -46,7 +46,7 @@ def findings_of(desired: dict[str, Any], live: dict[str, Any]) -> tuple[list[Fin
     return [f for f in made if f is not None], findings
 
 
-RENDERED = {"operator": {"runtimeClass": "nvidia"}, "sandboxWorkloads": {"enabled": True}}
+RENDERED: dict[str, Any] = {"operator": {"runtimeClass": "nvidia"}, "sandboxWorkloads": {"enabled": True}}
 """What the chart renders (gpu-operator values -> ClusterPolicy), in part."""
 # A v25.3 ClusterPolicy read under a v26 CRD keeps v25's defaults in etcd
 V25_LEFT = {
@@ -56,7 +56,7 @@ V25_LEFT = {
 
 
 def live_v25(managed: list[dict[str, Any]] | None) -> dict[str, Any]:
-    spec = copy.deepcopy(RENDERED)
+    spec: dict[str, Any] = copy.deepcopy(RENDERED)
     spec["operator"]["defaultRuntime"] = "docker"
     spec["migManager"] = {
         "config": {"name": "default-mig-parted-config", "default": "all-disabled"}
