@@ -1,27 +1,18 @@
-"""Building overlays with pykustomize, in process.
-
-pykustomize is async-only, keeps one process-wide "last error" and cannot be cancelled: builds run
-two at a time (2 cores), and a failed build is repeated alone so its message is its own.
-"""
+"""Building every overlay from a scratch copy, two at a time (2 cores); one build: kustomize.py."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import tempfile
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pykustomize
-
-from renderer.errors import BuildError
+from renderer.kustomize import build_dir
 from renderer.overlays import Overlay, base_files
 
-__all__ = ["build_dir", "build_overlays", "materialize", "scratch_dir"]
+__all__ = ["build_overlays", "materialize", "scratch_dir"]
 
-_SERIAL = threading.Lock()
 _WORKERS = 2
 _TMPFS = Path("/dev/shm")
 
@@ -34,26 +25,6 @@ def scratch_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
     """
     fast = _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK)
     return tempfile.TemporaryDirectory(prefix=prefix, dir=_TMPFS if fast else None)
-
-
-def _native_build(path: Path) -> str:
-    result = asyncio.run(pykustomize.build(str(path)))
-    text: str = result.yaml
-    return text
-
-
-def build_dir(path: Path) -> str:
-    """Build one kustomization directory; multi-document YAML as kustomize prints it."""
-    try:
-        return _native_build(path)
-    except Exception:
-        # Another thread's failure may have overwritten the shared error: rebuild alone.
-        with _SERIAL:
-            try:
-                return _native_build(path)
-            except Exception as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise BuildError(f"kustomize build of {path.name} failed: {first}") from None
 
 
 def materialize(root: Path, overlays: Mapping[str, Overlay]) -> None:
