@@ -7,9 +7,11 @@ from pathlib import Path
 
 from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
+from renderer.committed import build_committed
 from renderer.errors import Problem, ProfileError
-from renderer.kustomize import KUSTOMIZATION, build_dir
+from renderer.kustomize import KUSTOMIZATION
 from renderer.profile import PROFILE_FILE, check_cluster_name
+from renderer.repofiles import repo_path
 from renderer.validate import check_clusters
 
 __all__ = ["cmd_validate", "define_validate"]
@@ -20,11 +22,13 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     names = [_cluster_of(repo, p) for p in args.paths]
     checked = check_clusters(repo, names)
     say_warnings(console, checked.warnings)
-    # Committed overlays must build as they are.
-    committed = {lp.name: repo / "overlays" / lp.name for lp in checked.profiles}
-    present = {n: d for n, d in committed.items() if (d / KUSTOMIZATION).is_file()}
-    for name, path in sorted(present.items()):
-        build_dir(path)
+    # Committed overlays must build as they are (offline, from inside the checkout only).
+    present = [
+        lp.name
+        for lp in checked.profiles
+        if (repo_path(repo, f"overlays/{lp.name}") / KUSTOMIZATION).is_file()
+    ]
+    for name in build_committed(repo, present):
         console.say(f"overlays/{name}: builds")
     if args.crds:
         # jsonschema is loaded only when CRDs are given: validate alone starts without it

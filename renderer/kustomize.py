@@ -1,11 +1,11 @@
-"""Kustomize in process: pykustomize's native library, called through ctypes.
+"""Kustomize: pykustomize's native library, called through ctypes (in the build workers).
 
-pykustomize ships kustomize as a shared library with a four-function C interface (declared in its
+pykustomize ships kustomize as a shared library with a small C interface (declared in its
 `_ffi.py`). Its Python layer parses that declaration with cffi at import and wraps each build in an
-event loop: about 90 ms of start-up per process (pycparser, asyncio, importlib.metadata), most of
-what `gpu-gitops validate` of one profile used to wait for. The same library called through ctypes
-costs a few ms. ctypes releases the GIL during the call, so builds still run two at a time; the
-library keeps one process-wide "last error", so a failed build is repeated alone (build_dir).
+event loop: about 90 ms of start-up for every build worker (pycparser, asyncio, importlib.metadata),
+most of what `gpu-gitops validate` of one profile used to wait for. The same library called
+through ctypes costs a few ms. The library keeps one process-wide "last error": build.py runs each
+build in a worker process of its own (kustomize_worker.py), one build at a time.
 """
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ import ctypes
 import functools
 import importlib.util
 import platform
-import threading
 from pathlib import Path
 
 from renderer.errors import BuildError
 
-__all__ = ["KUSTOMIZATION", "build_dir", "kustomize_build"]
+__all__ = ["KUSTOMIZATION", "kustomize_build"]
 
 KUSTOMIZATION = "kustomization.yaml"
-
-_SERIAL = threading.Lock()
 
 # pykustomize's BuildOptions() defaults, as its to_json() writes them
 _OPTIONS = (
@@ -78,17 +75,3 @@ def kustomize_build(path: Path) -> str:
         return ctypes.string_at(out.value).decode()
     finally:
         lib.pykustomize_free(out.value)
-
-
-def build_dir(path: Path) -> str:
-    """Build one kustomization directory; multi-document YAML as kustomize prints it."""
-    try:
-        return kustomize_build(path)
-    except Exception:
-        # Another thread's failure may have overwritten the shared error: rebuild alone.
-        with _SERIAL:
-            try:
-                return kustomize_build(path)
-            except Exception as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise BuildError(f"kustomize build of {path.name} failed: {first}") from None

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from renderer.build import build_dir
 from renderer.errors import BuildError
-from renderer.kustomize import build_dir
 
 
 def test_build_error_names_the_overlay_and_kustomize_reason(tmp_path: Path):
