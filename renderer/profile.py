@@ -22,6 +22,7 @@ __all__ = [
     "discover_clusters",
     "load_profile",
     "load_profile_bytes",
+    "parse_platform",
     "parse_profile",
 ]
 
@@ -137,7 +138,8 @@ _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
 )
 
 
-def _parse_platform(text: str, file: str) -> PlatformDoc:
+def parse_platform(text: str, file: str) -> PlatformDoc:
+    """Decode platform.yaml text; ProfileError names every field of the wrong shape."""
     data, marks = load_marked(text, file)
 
     if not isinstance(data, dict):
@@ -200,7 +202,7 @@ def load_profile(root: Path, name: str) -> LoadedProfile:
     platform = None
     if (folder / PLATFORM_FILE).exists():
         pfile = f"clusters/{name}/{PLATFORM_FILE}"
-        platform = _parse_platform(_read(folder / PLATFORM_FILE, pfile), pfile)
+        platform = parse_platform(_read(folder / PLATFORM_FILE, pfile), pfile)
     return LoadedProfile(file, profile, marks, platform)
 
 
@@ -223,7 +225,7 @@ def load_profile_bytes(name: str, profile: bytes, platform: bytes | None) -> Loa
     doc = None
     if platform is not None:
         pfile = f"clusters/{name}/{PLATFORM_FILE}"
-        doc = _parse_platform(_decode(platform, pfile), pfile)
+        doc = parse_platform(_decode(platform, pfile), pfile)
     return LoadedProfile(file, loaded, marks, doc)
 
 
