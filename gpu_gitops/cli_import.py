@@ -17,7 +17,8 @@ from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.errors import WriteError
 from renderer.platform_file import PLATFORM_KEY, platform_file_text
-from renderer.profile import PLATFORM_FILE, check_cluster_name
+from renderer.profile import MAX_FILE_BYTES, PLATFORM_FILE, check_cluster_name
+from renderer.repofiles import read_bytes, repo_path
 
 __all__ = ["cmd_import", "register"]
 
@@ -52,8 +53,9 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
         )
     text = platform_file_text(live, args.cluster)
     rel = f"clusters/{args.cluster}/{PLATFORM_FILE}"
-    path: Path = args.repo / rel
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
+    # never through a symbolic link committed in the checkout
+    path = repo_path(args.repo, rel)
+    if read_bytes(args.repo, rel, MAX_FILE_BYTES) == text.encode("utf-8"):
         console.say(f"{rel} is up to date")
         return 0
     _write(path, text)

@@ -17,6 +17,8 @@ from collections.abc import Hashable
 from dataclasses import MISSING, dataclass
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
+from kubedata.text import shorten
+
 from renderer.errors import Problem, ProfileError
 from renderer.yaml_io import Marks, Path, nearest_line
 
@@ -78,8 +80,9 @@ def _describe(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     if isinstance(value, str):
-        return f'"{value}" (a string)'
-    return f"{value!r} ({type(value).__name__})"
+        # at most the first line of the value, shortened: never a whole file read as one string
+        return f'"{shorten(value)}" (a string)'
+    return f"{shorten(repr(value))} ({type(value).__name__})"
 
 
 def _hints(cls: Any) -> dict[str, Any]:
@@ -153,7 +156,7 @@ class _Decoder:
             )
             return None
         if meta and meta.pattern and isinstance(data, str) and not re.fullmatch(meta.pattern, data):
-            self.error(path, f'"{data}" {meta.hint or "does not match " + meta.pattern}')
+            self.error(path, f'"{shorten(data)}" {meta.hint or "does not match " + meta.pattern}')
         return data
 
     def model(self, cls: type[T], data: Any, path: Path) -> T | None:

@@ -129,3 +129,14 @@ def test_import_refuses_a_bad_cluster_name(api_server: ApiServer, tmp_path: Path
     )
     assert code == 2 and "not a cluster name" in err
     assert list(tmp_path.iterdir()) == [tmp_path / "kc"]
+
+
+def test_import_never_writes_through_a_symbolic_link(api_server: ApiServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "clusters").mkdir(parents=True)
+    (repo / "clusters" / "ams1").symlink_to(outside)
+    code, _, err = _import(api_server, repo)
+    assert code == 2 and err.startswith("clusters/ams1: error: is a symbolic link")
+    assert list(outside.iterdir()) == []
