@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from renderer.errors import Problem, ProfileError
-from renderer.model import DNS_LABEL, GPUProfile
+from renderer.model import GPUProfile
 from renderer.repofiles import read_bytes
+from renderer.rules.syntax import DNS_LABEL
 from renderer.schema import decode
 from renderer.yaml_io import Marks, load_marked, nearest_line
 
