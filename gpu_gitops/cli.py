@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "gpu_gitops.cli_audit",
         "Compare a live cluster with git: who changed what, and will anything revert it.",
     ),
+    "import": (
+        "gpu_gitops.cli_import",
+        "Write clusters/<name>/platform.yaml from the live platform Package.",
+    ),
     "diff": (
         "gpu_gitops.cli_pr",
         "Render two refs and compare the built objects per cluster; exit 1 on changes or warnings.",
