@@ -11,6 +11,7 @@ from pathlib import Path
 from audit.errors import AuditError
 from gpu_gitops import __version__
 from gpu_gitops.cli_audit import register as register_audit
+from gpu_gitops.cli_import import register as register_import
 from gpu_gitops.cli_pr import register as register_pr
 from gpu_gitops.cli_publish import register as register_publish
 from gpu_gitops.commands import Command, add_command, add_repo_arg
@@ -233,6 +234,7 @@ gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
     )
     # Commands defined in their own modules register here, one line each.
     register_audit(sub)
+    register_import(sub)
     register_pr(sub)
     register_publish(sub)
     return parser
