@@ -46,7 +46,10 @@ def findings_of(desired: dict[str, Any], live: dict[str, Any]) -> tuple[list[Fin
     return [f for f in made if f is not None], findings
 
 
-RENDERED: dict[str, Any] = {"operator": {"runtimeClass": "nvidia"}, "sandboxWorkloads": {"enabled": True}}
+RENDERED: dict[str, Any] = {
+    "operator": {"runtimeClass": "nvidia"},
+    "sandboxWorkloads": {"enabled": True},
+}
 """What the chart renders (gpu-operator values -> ClusterPolicy), in part."""
 # A v25.3 ClusterPolicy read under a v26 CRD keeps v25's defaults in etcd
 V25_LEFT = {
