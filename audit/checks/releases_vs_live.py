@@ -151,6 +151,10 @@ def compare_releases(state: AuditState) -> None:
                 f"Release {release.namespace}/{release.name} revision {release.revision}, "
                 f"applied {release.apply_method}: "
             )
-            for change in compare_objects(obj, live_obj):
+            schema = state.schema(live_obj)
+            for change in compare_objects(obj, live_obj, schema=schema):
                 compared.add(change.pointer)
-                findings.add(findings.from_change(change, live_obj, ctrl, "release", context))
+                finding = findings.from_change(
+                    change, live_obj, ctrl, "release", context, schema=schema
+                )
+                findings.add(finding)

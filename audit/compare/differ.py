@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from kubedata.objects import KubeObject, json_pointer
 
+from audit.compare.crd import Schema
 from audit.compare.known_types import (
     INJECTED_ANNOTATIONS,
     INJECTED_LABELS,
@@ -76,9 +77,12 @@ def _item_label(item: Any, keys: tuple[str, ...] | None) -> str:
 
 
 class _Differ:
-    def __init__(self, group: str, kind: str, scope: Sequence[Pattern] | None) -> None:
+    def __init__(
+        self, group: str, kind: str, scope: Sequence[Pattern] | None, schema: Schema | None
+    ) -> None:
         self.live_only_ignored = server_populated(group, kind)
         self.scope = scope
+        self.schema = schema
         self.out: list[Change] = []
 
     # -- filters ----------------------------------------------------------------------------
@@ -165,7 +169,7 @@ class _Differ:
         fpath: tuple[str, ...],
     ) -> None:
         name = next((s for s in reversed(fpath) if s != "*"), "")
-        rule = list_rule(name, d, l)
+        rule = list_rule(name, d, l, self.schema.list_rule(fpath) if self.schema else None)
         here = json_pointer(ptr)
         cd, cl = [canonical(x) for x in d], [canonical(x) for x in l]
         if cd == cl:
@@ -275,16 +279,20 @@ def _by_key(items: list[Any], keys: tuple[str, ...]) -> dict[tuple[Any, ...], li
 
 
 def compare_normalized(
-    desired: KubeObject, live: KubeObject, scope: Sequence[Pattern] | None = None
+    desired: KubeObject,
+    live: KubeObject,
+    scope: Sequence[Pattern] | None = None,
+    schema: Schema | None = None,
 ) -> list[Change]:
-    """Changes between two normalized objects; `scope` limits them to these field paths."""
+    """Changes between two normalized objects; `scope` limits them to these field paths; the
+    served CRD's `schema` says how lists it marks are merged (crd.py)."""
     # Python's == first (C speed, stops at the first difference): values that differ for it
     # differ canonically too; only those equal for it (True == 1) need the canonical check.
     if desired == live and canonical(desired) == canonical(live):
         return []
     group = str(live.get("apiVersion") or desired.get("apiVersion", "")).rpartition("/")[0]
     kind = str(live.get("kind") or desired.get("kind", ""))
-    differ = _Differ(group, kind, scope)
+    differ = _Differ(group, kind, scope, schema)
     # apiVersion is not identity (the same object is served at several versions) and kind is.
     d = {k: v for k, v in desired.items() if k != "apiVersion"}
     lv = {k: v for k, v in live.items() if k != "apiVersion"}

@@ -158,9 +158,13 @@ def _ports(items: list[Any]) -> ListRule:
 LIST_RULES["ports"] = _ports
 
 
-def list_rule(field: str, desired: list[Any], live: list[Any]) -> ListRule:
-    """The rule for a list named `field`; every unknown list is atomic and ordered (SSA default)."""
-    rule = LIST_RULES.get(field, ATOMIC)
+def list_rule(
+    field: str, desired: list[Any], live: list[Any], served: ListRule | None = None
+) -> ListRule:
+    """The rule for a list named `field`: LIST_RULES (written from the types' sources, with what
+    order means to their controllers), else the `served` CRD's marker, else atomic and ordered
+    (server-side apply's default for an unmarked list)."""
+    rule = LIST_RULES.get(field) or served or ATOMIC
     if callable(rule):
         rule = rule(desired or live)
     if rule.keys is not None:
