@@ -21,19 +21,16 @@ from renderer.build import build_overlays
 from renderer.committed import build_committed
 from renderer.crds import CRDFileError, Registry, namespace_kind
 from renderer.errors import Problem, ProfileError, RenderError
-from renderer.model import GPUProfile
 from renderer.overlays import KUSTOMIZATION
 from renderer.profile import PROFILE_FILE, check_cluster_name
 from renderer.render import label_commands, left_over, render_profiles
 from renderer.repofiles import repo_path
-from renderer.schema import json_schema
+from renderer.rules.profile_schema import profile_schema
 from renderer.validate import Checked, check_clusters
 from renderer.write import checkout_lock, extra_paths, stale_files, write_dirs
 from renderer.yaml_io import load_all
 
 __all__ = ["main"]
-
-SCHEMA_ID = "https://gpu-gitops.dev/schemas/gpu-profile-v1alpha1.json"
 
 
 def _warnings(console: Console, warnings: Sequence[object]) -> None:
@@ -146,7 +143,7 @@ def cmd_build(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
-    console.data(json.dumps(json_schema(GPUProfile, SCHEMA_ID), indent=2) + "\n")
+    console.data(json.dumps(profile_schema(), indent=2) + "\n")
     return 0
 
 
