@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
-import pykustomize
 
 from renderer.build import build_overlays
 from renderer.errors import Problem
@@ -68,7 +67,8 @@ def tool_version() -> str:
     except importlib.metadata.PackageNotFoundError:
         version = "0+unknown"
     code = h.hexdigest()[:12]
-    return f"gpu-gitops {version} (renderer {code}), pykustomize {pykustomize.__version__}"
+    kustomize = importlib.metadata.version("pykustomize")
+    return f"gpu-gitops {version} (renderer {code}), pykustomize {kustomize}"
 
 
 def _names(names: Sequence[str], width: int) -> str:
