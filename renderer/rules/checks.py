@@ -13,6 +13,7 @@ from renderer.errors import Problem
 from renderer.profile import LoadedProfile
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_vgpu, check_wiring
+from renderer.rules.live_state import check_live_state
 from renderer.rules.platform import check_platform
 from renderer.rules.syntax import DNS_SUBDOMAIN
 from renderer.yaml_io import Path
@@ -70,7 +71,15 @@ def _audit(c: RuleChecker) -> None:
         )
 
 
-_CHECKS = (check_platform, check_devices, check_wiring, check_vgpu, _hami_and_nodes, _audit)
+_CHECKS = (
+    check_platform,
+    check_devices,
+    check_wiring,
+    check_vgpu,
+    _hami_and_nodes,
+    _audit,
+    check_live_state,
+)
 
 
 def check_profile(lp: LoadedProfile) -> list[Problem]:
