@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubedata.diff import Change, show_path
 from kubedata.objects import KubeObject, json_pointer
 
-from audit.compare.differ import Change
 from audit.findings.attribute import ManagedEntry, attribute, managed_entries
 from audit.findings.classify import Controller, classify
 from audit.findings.finding import (
@@ -21,7 +21,6 @@ from audit.findings.finding import (
     Finding,
     FindingType,
     ObjectRef,
-    show_segments,
 )
 from audit.findings.provenance import ProfileContext, explain
 from audit.findings.redact import scrub
@@ -99,8 +98,8 @@ class Findings:
             object=ObjectRef.of(live_obj),
             path=change.pointer,
             segments=change.segments,
-            desired=change.desired,
-            live=change.live,
+            desired=change.before,
+            live=change.after,
             comparison=comparison,
             managers=[e.public for e in attribution.managers],
             attributed=attribution.attributed,
@@ -169,7 +168,7 @@ class Findings:
 
 def message(finding: Finding, context: str, why: str) -> str:
     """What happened, by whom, and why it is (not) reverted."""
-    where = show_segments(finding.segments) or "the object"
+    where = show_path(finding.segments) or "the object"
     owners = ", ".join(str(m) for m in finding.managers)
     by = f" by {owners}" if owners else ""
     verb = {
