@@ -14,16 +14,16 @@ import git
 from audit.errors import AuditError
 from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
-from audit.kube.snapshot import load_snapshot
+from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.report import FORMATS, render_report
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
-from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 
-__all__ = ["cmd_audit", "register"]
+__all__ = ["cmd_audit", "define_audit"]
 
 
 def _repo(args: argparse.Namespace) -> git.Repo | None:
@@ -48,7 +48,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         )
     repo = _repo(args)
     if args.snapshot is not None:
-        live = Live(SnapshotReader(load_snapshot(args.snapshot)))
+        live = Live(SnapshotReader(load_snapshot(args.snapshot), empty_lists(args.snapshot)))
         result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
     else:
         if args.in_cluster and not args.kubeconfig:
@@ -69,16 +69,15 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     return result.exit_code
 
 
-def register(sub: Subparsers) -> None:
-    p = add_command(
-        sub,
-        "audit",
-        cmd_audit,
-        "Compare a live cluster with git: who changed what, and will anything revert it.",
+def define_audit(p: argparse.ArgumentParser) -> Command:
+    """`audit`'s arguments and examples."""
+    add_examples(
+        p,
         """
 gpu-gitops audit --cluster ams1                          # current kubeconfig context
 gpu-gitops audit --cluster ams1 --context ams1-admin -o json
-gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl get -o yaml
+gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl dumps:
+  kubectl get RESOURCE -A --show-managed-fields -o yaml > dumps/ams1/RESOURCE.yaml
 gpu-gitops audit --cluster ams1 --in-cluster -o prometheus   # the nightly CronJob
 exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     )
@@ -86,7 +85,10 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
     p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
     p.add_argument(
-        "--snapshot", type=Path, metavar="DIR", help="audit a folder of kubectl get -o yaml dumps"
+        "--snapshot",
+        type=Path,
+        metavar="DIR",
+        help="audit a folder of `kubectl get --show-managed-fields -o yaml` dumps",
     )
     p.add_argument(
         "--in-cluster",
@@ -100,3 +102,4 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     )
     p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
     add_repo_arg(p)
+    return cmd_audit

@@ -141,6 +141,8 @@ class Differ:
 
     sort_keys = False
     """Walk map keys sorted (stable for readers) instead of before's order, then after's."""
+    sides = ("before", "after")
+    """What list details call the two sides."""
 
     def __init__(self) -> None:
         self.out: list[Change] = []
@@ -157,6 +159,10 @@ class Differ:
 
     def ignored_addition(self, fpath: _FieldPath) -> bool:
         """Whether a path present only on the after side is no change (server-populated)."""
+        return False
+
+    def ignored_removal(self, fpath: _FieldPath, value: Any) -> bool:
+        """Whether a path present only on the before side, with this value, is no change."""
         return False
 
     def ignores_below(self, fpath: _FieldPath) -> bool:
@@ -234,8 +240,9 @@ class Differ:
         ptr: _Pointer,
         fpath: _FieldPath,
     ) -> None:
-        at = json_pointer((*ptr, key))
-        self.emit(Change("removed", (*segs, key), at, (*fpath, key), b[key]))
+        sub = (*fpath, key)
+        if not self.ignored_removal(sub, b[key]):
+            self.emit(Change("removed", (*segs, key), json_pointer((*ptr, key)), sub, b[key]))
 
     def added_key(
         self,
@@ -367,23 +374,46 @@ class _Whole:
         """What changed inside the list, item by item (by key where it has one)."""
         if self.same_items:
             return ("same items, different order",)
-        out: list[str] = []
         if keys and all(isinstance(x, dict) for x in (*self.b, *self.a)):
-            bmap = {tuple(x.get(k) for k in keys): x for x in self.b}
-            amap = {tuple(x.get(k) for k in keys): x for x in self.a}
-            for k, item in amap.items():
-                if k not in bmap:
-                    out.append(f"added {_item_label(item, keys)}")
-                elif canonical(item) != canonical(bmap[k]):
-                    was, now = _item_label(bmap[k], keys), _item_label(item, keys)
-                    out.append(f"changed {was} to {now}")
-            out += [f"removed {_item_label(i, keys)}" for k, i in bmap.items() if k not in amap]
-            return tuple(out)
+            return _keyed_details(self.b, self.a, keys, self.differ.sides)
         missing = Counter(self.cb) - Counter(self.ca)
         extra = Counter(self.ca) - Counter(self.cb)
-        out += [f"added {_item_label(json.loads(t), None)}" for t in extra.elements()]
+        out = [f"added {_item_label(json.loads(t), None)}" for t in extra.elements()]
         out += [f"removed {_item_label(json.loads(t), None)}" for t in missing.elements()]
         return tuple(out) or ("different order",)
+
+
+def _keyed_details(
+    b: list[Any], a: list[Any], keys: tuple[str, ...], sides: tuple[str, str]
+) -> tuple[str, ...]:
+    bmap, amap = _by_key(b, keys), _by_key(a, keys)
+    out = [
+        f"duplicate {_item_label(items[0], keys).partition(' -> ')[0]}: {side} lists it "
+        f"{len(items)} times ({'; '.join(_item_label(i, keys) for i in items)})"
+        for side, groups in zip(sides, (bmap, amap), strict=True)
+        for items in groups.values()
+        if len(items) > 1
+    ]
+    for k, items in amap.items():
+        if k not in bmap:
+            out += [f"added {_item_label(item, keys)}" for item in items]
+        elif len(items) == len(bmap[k]) == 1 and canonical(items[0]) != canonical(bmap[k][0]):
+            out.append(f"changed {_item_label(bmap[k][0], keys)} to {_item_label(items[0], keys)}")
+    out += [
+        f"removed {_item_label(item, keys)}"
+        for k, items in bmap.items()
+        if k not in amap
+        for item in items
+    ]
+    return tuple(out)
+
+
+def _by_key(items: list[Any], keys: tuple[str, ...]) -> dict[tuple[Any, ...], list[Any]]:
+    """Items grouped by their key fields, every item kept (a key may repeat)."""
+    out: dict[tuple[Any, ...], list[Any]] = {}
+    for item in items:
+        out.setdefault(tuple(item.get(k) for k in keys), []).append(item)
+    return out
 
 
 def _item_label(item: Any, keys: tuple[str, ...] | None) -> str:

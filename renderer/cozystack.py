@@ -32,8 +32,10 @@ __all__ = [
     "PLATFORM_PACKAGE",
     "SUPPORTED_VERSIONS",
     "ChartFailure",
+    "apply_gpu_values",
     "coalesce",
     "effective_values",
+    "packages_leaving",
     "platform_gpu_values",
     "predict_packages",
 ]
@@ -123,16 +125,20 @@ def _with(names: list[str], name: str, wanted: bool) -> list[str]:
 
 
 def platform_gpu_values(spec: ProfileSpec, effective: dict[str, Any]) -> dict[str, Any]:
-    """The GPU keys of the platform values, by top-level path ('bundles.x' keys are nested)."""
+    """The GPU keys of the platform values, by top-level path ('bundles.x' keys are nested).
+
+    `bundles.disabledPackages` is among them only when the profile changes it.
+    """
     bundles = effective.get("bundles") or {}
     gpu_on = spec.variant in BUNDLE_VARIANTS
     hami_on = gpu_on and spec.hami
     enabled = _with(
         _with(list(bundles.get("enabledPackages") or []), GPU_OPERATOR, gpu_on), HAMI, hami_on
     )
+    live_disabled = list(bundles.get("disabledPackages") or [])
     disabled = [
         n
-        for n in bundles.get("disabledPackages") or []
+        for n in live_disabled
         if not (n == GPU_OPERATOR and gpu_on) and not (n == HAMI and hami_on)
     ]
     current = (bundles.get("iaas") or {}).get("gpuOperatorVariant") or "default"
@@ -141,10 +147,13 @@ def platform_gpu_values(spec: ProfileSpec, effective: dict[str, Any]) -> dict[st
     )
     manager = spec.vgpu.manager
     passthrough = spec.variant == "passthrough"
+    # disabledPackages is the admin's list: written only when the profile must take a name out
+    # of it (the list is atomic, so writing it replaces the live one whole).
+    changed_disabled = {"bundles.disabledPackages": disabled} if disabled != live_disabled else {}
     return {
         "bundles.iaas.gpuOperatorVariant": variant,
         "bundles.enabledPackages": enabled,
-        "bundles.disabledPackages": disabled,
+        **changed_disabled,
         "gpu": {
             "replaceDefaults": spec.replace_defaults,
             "permittedHostDevices": {
@@ -164,6 +173,36 @@ def platform_gpu_values(spec: ProfileSpec, effective: dict[str, Any]) -> dict[st
             "vgpuDeviceManager": {"enabled": spec.vgpu.device_manager},
         },
     }
+
+
+def apply_gpu_values(values: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]:
+    """Platform values with the GPU keys of `platform_gpu_values` set, as the build sets them."""
+    out = copy.deepcopy(values)
+    for key, value in gpu.items():
+        *parents, last = key.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = copy.deepcopy(value)
+    return out
+
+
+def _optional_on(values: dict[str, Any]) -> set[str]:
+    bundles = values.get("bundles") or {}
+    disabled = set(bundles.get("disabledPackages") or [])
+    return {n for n in bundles.get("enabledPackages") or [] if n not in disabled}
+
+
+def packages_leaving(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Packages the chart rendered with the `before` effective values and no longer renders.
+
+    Each keeps running: the chart renders every Package with helm.sh/resource-policy: keep. A
+    name leaves by dropping out of enabledPackages or by entering disabledPackages.
+    """
+    newly_disabled = set((after.get("bundles") or {}).get("disabledPackages") or []) - set(
+        (before.get("bundles") or {}).get("disabledPackages") or []
+    )
+    return sorted((_optional_on(before) - _optional_on(after)) | newly_disabled)
 
 
 def _package(name: str, variant: str, components: dict[str, Any] | None = None) -> KubeObject:

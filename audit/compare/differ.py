@@ -8,6 +8,7 @@ case (no drift) first; otherwise the engine walks both trees under the audit's p
 - lists as server-side apply treats them (known_types.LIST_RULES): keyed lists (containers by
   name, pciHostDevices by pciVendorSelector...) matched by key, so a reorder never reads as drift;
   atomic lists reported once, on the list, with item-level details;
+- a path declared in git with an empty list is not `removed` when live has none (normalize.py);
 - a live-only path counts as `added` unless the server populates it or a controller injects it
   (labels, annotations): those count only when git declares them;
 - `reordered` (only the order of a list whose order carries no meaning changed) is noise: a note,
@@ -18,6 +19,7 @@ case (no drift) first; otherwise the engine walks both trees under the audit's p
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kubedata.diff import Change, Differ
 from kubedata.objects import KubeObject, canonical
@@ -35,6 +37,8 @@ __all__ = ["compare_normalized"]
 
 
 class _AuditDiffer(Differ):
+    sides = ("git", "live")
+
     def __init__(self, group: str, kind: str, scope: Sequence[Pattern] | None) -> None:
         super().__init__()
         self.live_only_ignored = server_populated(group, kind)
@@ -57,6 +61,10 @@ class _AuditDiffer(Differ):
             if fpath[1] == "annotations" and is_injected(fpath[2], INJECTED_ANNOTATIONS):
                 return True
         return any(matches(p, fpath) for p in self.live_only_ignored)
+
+    def ignored_removal(self, fpath: tuple[str, ...], value: Any) -> bool:
+        # declared empty, live empty or absent: the same (normalize.py)
+        return isinstance(value, list) and not value
 
     def ignores_below(self, fpath: tuple[str, ...]) -> bool:
         if fpath in (("metadata",), ("metadata", "labels"), ("metadata", "annotations")):

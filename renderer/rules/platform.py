@@ -13,7 +13,7 @@ from renderer.cozystack import BUNDLE_VARIANTS, GPU_OPERATOR, SUPPORTED_VERSIONS
 from renderer.profile import PLATFORM_FILE
 from renderer.rules.checker import RuleChecker
 
-__all__ = ["check_platform"]
+__all__ = ["check_container_takeover", "check_platform"]
 
 
 def check_platform(c: RuleChecker) -> None:
@@ -53,15 +53,7 @@ def _platform_values(c: RuleChecker, version: str) -> None:
     spec, doc = c.spec, c.lp.platform
     gpu_on = spec.variant in BUNDLE_VARIANTS
     if doc is None:
-        # enabledPackages is written on every variant (container removes the gpu-operator).
-        c.warn(
-            ("spec", "platform"),
-            f"no clusters/{c.lp.name}/{PLATFORM_FILE}: "
-            + ("the bundle conditions cannot be checked and " if gpu_on else "")
-            + "the bundles.enabledPackages written here "
-            "replaces the live list when Flux applies it; save the live Package there "
-            "(kubectl get packages.cozystack.io cozystack.cozystack-platform -o yaml)",
-        )
+        _platform_file_missing(c)
         return
     spec_doc = doc.obj.get("spec") or {}
     variant = spec_doc.get("variant")
@@ -71,7 +63,9 @@ def _platform_values(c: RuleChecker, version: str) -> None:
     vp = ("spec", "components", "platform", "values", "bundles")
     iaas = (eff.get("bundles") or {}).get("iaas") or {}
     system = (eff.get("bundles") or {}).get("system") or {}
-    if gpu_on:
+    if gpu_on and system.get("variant") == "isp-hosted":
+        _hosted_platform(c)
+    elif gpu_on:
         shown = f'"{variant}"' if variant else "unset (default)"
         full = system.get("variant") in ("isp-full", "isp-full-generic")
         if not iaas.get("enabled") and (*vp, "iaas", "enabled") in doc.marks and full:
@@ -96,20 +90,6 @@ def _platform_values(c: RuleChecker, version: str) -> None:
                 (*vp, "system", "enabled"),
                 "on Cozystack main the iaas bundle requires bundles.system.enabled: true",
             )
-    elif GPU_OPERATOR in ((eff.get("bundles") or {}).get("enabledPackages") or []):
-        # The standalone container Package has the same name: it takes the kept one over.
-        fix = (
-            "the standalone container-variant Package of the same name takes it over"
-            if spec.variant == "container"
-            else "delete it by hand"
-        )
-        c.platform_problem(
-            (*vp, "enabledPackages"),
-            f"{GPU_OPERATOR} is removed from "
-            "enabledPackages, but the live Package stays (helm.sh/resource-policy: "
-            f"keep): {fix}",
-            "warning",
-        )
     current = iaas.get("gpuOperatorVariant")
     if not gpu_on and current not in (None, "default", "vgpu"):
         c.platform_problem(
@@ -117,3 +97,50 @@ def _platform_values(c: RuleChecker, version: str) -> None:
             f'"{current}" makes the bundle fail to render; it is reset to "default"',
             "warning",
         )
+
+
+def _platform_file_missing(c: RuleChecker) -> None:
+    """DESIGN §3: platform.yaml is required on Cozystack: never write a list of unknown value."""
+    c.add(
+        ("spec", "platform", "type"),
+        f"clusters/{c.lp.name}/{PLATFORM_FILE} is missing: the platform Package's "
+        "bundles.enabledPackages is atomic, so the list built without it would replace the live "
+        f"one whole; capture the live Package first: gpu-gitops import --cluster {c.lp.name} "
+        "[--kubeconfig F] [--context C]",
+    )
+
+
+def _hosted_platform(c: RuleChecker) -> None:
+    """isp-hosted: the host cluster provides network, storage and virtualisation (the chart's
+    values-isp-hosted.yaml); switching to isp-full would install a second stack over the host's."""
+    c.platform_problem(
+        ("spec", "variant"),
+        f"the profile's variant {c.spec.variant} needs KubeVirt GPU wiring, but this platform is "
+        "hosted (bundles.system.variant isp-hosted: the host cluster provides virtualisation, "
+        "and the iaas bundle never renders here); do not switch the platform to isp-full, which "
+        "would install a second network and storage stack over the host's: offer GPU VMs from "
+        "the host cluster's profile, and use variant container or none here",
+    )
+
+
+def check_container_takeover(c: RuleChecker) -> None:
+    """vgpu -> container on Cozystack: the standalone Package takes over the bundle's kept one,
+    whose vGPU values Helm wrote; server-side apply leaves fields another manager owns."""
+    doc = c.lp.platform
+    if not (c.cozystack and c.spec.variant == "container" and doc is not None):
+        return
+    spec_doc = doc.obj.get("spec") or {}
+    values = ((spec_doc.get("components") or {}).get("platform") or {}).get("values") or {}
+    bundles = effective_values(values, spec_doc.get("variant")).get("bundles") or {}
+    live = (bundles.get("iaas") or {}).get("gpuOperatorVariant")
+    if live != "vgpu" or GPU_OPERATOR not in (bundles.get("enabledPackages") or []):
+        return
+    c.platform_problem(
+        ("spec", "components", "platform", "values", "bundles", "iaas", "gpuOperatorVariant"),
+        f"vgpu -> container: the live {GPU_OPERATOR} Package keeps the vGPU Manager and Device "
+        "Manager values Helm wrote into it (spec.components.gpu-operator), which the container "
+        "Package taking it over does not remove under server-side apply; once Flux applied "
+        f"this, run kubectl patch packages.cozystack.io {GPU_OPERATOR} --type=json "
+        """-p '[{"op":"remove","path":"/spec/components"}]'""",
+        "warning",
+    )

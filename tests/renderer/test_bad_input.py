@@ -254,6 +254,88 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             'vm-passthrough, vm-vgpu; did you mean "vm-vgpu"?'
         ],
     ),
+    # --- values other programs would refuse (renderer/rules/syntax.py) --------------------------
+    (
+        "audit-schedule-in-words",
+        P(
+            FLUX
+            + "  variant: none\n  audit: {schedule: every night, image: ghcr.io/x/gpu-gitops:1}\n"
+        ),
+        None,
+        [
+            f'{F}:8: error: spec.audit.schedule: "every night" has 2 fields; write five fields '
+            '(minute hour day-of-month month day-of-week, e.g. "17 3 * * *") or one of @yearly, '
+            "@annually, @monthly, @weekly, @daily, @midnight, @hourly, @every DURATION"
+        ],
+    ),
+    (
+        "audit-schedule-six-fields",
+        P(FLUX + "  variant: none\n  audit:\n    schedule: 0 0 3 * * *\n    image: gpu-gitops\n"),
+        None,
+        [
+            f'{F}:9: error: spec.audit.schedule: "0 0 3 * * *" has 6 fields (a CronJob has no '
+            "seconds field); write five fields (minute hour day-of-month month day-of-week, e.g. "
+            '"17 3 * * *") or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, '
+            "@hourly, @every DURATION"
+        ],
+    ),
+    (
+        "audit-image-with-space",
+        P(FLUX + "  variant: none\n  audit:\n    image: ghcr.io/x/gpu gitops:1\n"),
+        None,
+        [
+            f'{F}:9: error: spec.audit.image: "ghcr.io/x/gpu gitops:1" contains whitespace; '
+            "write [registry[:port]/]path[:tag][@sha256:...], e.g. ghcr.io/example/gpu-gitops:0.1.0"
+        ],
+    ),
+    (
+        "flux-branch-empty",
+        P(FLUX + '  variant: none\n  flux: {branch: ""}\n'),
+        None,
+        [f'{F}:8: error: spec.flux.branch: is empty; name the branch, e.g. "rendered"'],
+    ),
+    (
+        "flux-branch-with-space",
+        P(FLUX + "  variant: none\n  flux: {branch: rendered output}\n"),
+        None,
+        [
+            f'{F}:8: error: spec.flux.branch: "rendered output" has a space or a control '
+            'character, so git refuses it as a branch name; e.g. "rendered"'
+        ],
+    ),
+    (
+        "flux-url-scp-like",
+        P(FLUX + "  variant: none\n  flux: {url: 'git@github.com:org/gitops.git'}\n"),
+        None,
+        [
+            f'{F}:8: error: spec.flux.url: "git@github.com:org/gitops.git" is scp-like '
+            '"user@host:path"; write http|https|ssh://HOST[:PORT][/PATH]'
+        ],
+    ),
+    (
+        "flux-url-with-password",
+        P(FLUX + "  variant: none\n  flux: {url: 'https://bot:hunter2@git.example.com/g.git'}\n"),
+        None,
+        [
+            f"{F}:8: error: spec.flux.url: https://...: carries a password; put credentials "
+            "in a Secret, not the URL"
+        ],
+    ),
+    (
+        "vgpu-manager-version-with-space",
+        P(
+            FLUX
+            + "  variant: vgpu\n"
+            + "  vgpu: {manager: {repository: nvcr.io/nvidia, version: 550 144}}\n"
+            + "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
+            " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+        ),
+        None,
+        [
+            f'{F}:8: error: spec.vgpu.manager.version: "550 144" contains whitespace; '
+            'e.g. "550.144.02" or sha256:<64 hex>'
+        ],
+    ),
     # --- devices (rule 5) ---------------------------------------------------------------------
     (
         "pci-selector-bad-hex",
@@ -369,12 +451,16 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             + MANAGER
             + "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
             " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+            + "  mediatedDevicesConfiguration: {mediatedDeviceTypes: [nvidia-692]}\n"
         ),
         PLATFORM("isp-hosted"),
         [
-            f"{PF}:6: error: spec.variant: bundles.iaas.enabled is off (platform variant "
-            '"isp-hosted"), so the GPU bundle installs nothing; set the Package\'s spec.variant '
-            "to isp-full or isp-full-generic"
+            f"{PF}:6: error: spec.variant: the profile's variant vgpu needs KubeVirt GPU wiring, "
+            "but this platform is hosted (bundles.system.variant isp-hosted: the host cluster "
+            "provides virtualisation, and the iaas bundle never renders here); do not switch the "
+            "platform to isp-full, which would install a second network and storage stack over "
+            "the host's: offer GPU VMs from the host cluster's profile, and use variant container "
+            "or none here"
         ],
     ),
     (
@@ -424,6 +510,7 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             FLUX + "  variant: vgpu\n"
             "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
             " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+            "  mediatedDevicesConfiguration: {mediatedDeviceTypes: [nvidia-692]}\n"
         ),
         None,
         [
@@ -456,6 +543,40 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         ],
     ),
     (
+        "flux-sriov-vgpu-blackwell-inferred",
+        P(
+            FLUX
+            + "  variant: vgpu\n"
+            + MANAGER
+            + "  devices:\n    - {class: RTX PRO 6000, pciVendorSelector: '10DE:2BB5',"
+            " resourceName: nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION}\n"
+        ),
+        None,
+        [
+            f"{F}:10: error: spec.devices[0]: SR-IOV vGPU on blackwell (10DE:2BB5 is the RTX PRO "
+            "6000 Blackwell Server Edition, chip GB202GL) needs KubeVirt >= 1.9 (kubevirt#16890); "
+            "upgrade KubeVirt and set spec.kubevirt.version"
+        ],
+    ),
+    (
+        "two-mdev-creators",
+        P(
+            FLUX
+            + "  variant: vgpu\n"
+            + MANAGER.replace("}}", "}, deviceManager: true}")
+            + "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
+            " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+            + "  mediatedDevicesConfiguration: {mediatedDeviceTypes: [nvidia-692]}\n"
+        ),
+        None,
+        [
+            f"{F}:11: error: spec.mediatedDevicesConfiguration: two creators of mediated devices: "
+            "KubeVirt creates these types and the vGPU Device Manager (spec.vgpu.deviceManager) "
+            "creates its own, each removing the other's; keep one: set vgpu.deviceManager: false, "
+            "or mediatedDevicesConfiguration.enabled: false"
+        ],
+    ),
+    (
         "hami-without-gpu-operator",
         P(FLUX + "  variant: none\n  hami: true\n"),
         None,
@@ -470,8 +591,7 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         None,
         [
             f"{F}:12: error: spec.nodes.gpu-1: the variant is one value per cluster: a vm-vgpu "
-            "node on a passthrough cluster gets no operands for it; label it container or "
-            "vm-passthrough"
+            "node on a passthrough cluster gets no operands for it; label it vm-passthrough"
         ],
     ),
     (
@@ -488,8 +608,7 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             "the sandbox device plugin's naming (nvidia.com/ + the upper-case pci.ids name, '_' "
             "for spaces); confirm with kubectl describe node",
             f"{F}:12: error: spec.nodes.gpu-1: the variant is one value per cluster: a vm-vgpu "
-            "node on a passthrough cluster gets no operands for it; label it container or "
-            "vm-passthrough",
+            "node on a passthrough cluster gets no operands for it; label it vm-passthrough",
             f"{F}:13: warning: spec.flux.driftDetection: hand edits of the emitted HelmReleases "
             "will go unnoticed; use enabled or warn",
         ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -11,7 +12,6 @@ import jsonschema
 import pytest
 
 from renderer.errors import Problem, ProfileError
-from renderer.model import GPUProfile
 from renderer.profile import (
     MAX_FILE_BYTES,
     check_cluster_name,
@@ -19,7 +19,8 @@ from renderer.profile import (
     load_profile,
     parse_profile,
 )
-from renderer.schema import json_schema
+from renderer.repofiles import LINK_REFUSED
+from renderer.rules.profile_schema import profile_schema
 from renderer.yaml_io import load_marked
 from tests.conftest import REPO_ROOT
 from tests.renderer.profile_texts import HEAD, PLATFORM_OK
@@ -419,12 +420,17 @@ def test_oversized_file_is_refused(tmp_path):
 
 
 def test_endless_file_behind_a_symlink_is_refused(tmp_path):
-    if not Path("/dev/zero").exists():
-        pytest.skip("no /dev/zero")
     folder = tmp_path / "clusters" / "c1"
     folder.mkdir(parents=True)
     (folder / "gpu-profile.yaml").symlink_to("/dev/zero")
-    assert errors(tmp_path) == [f"{FILE}: error: file is over the 262144 bytes limit"]
+    assert errors(tmp_path) == [f"{FILE}: error: {LINK_REFUSED}"]
+
+
+def test_fifo_in_place_of_the_profile_is_refused_without_blocking(tmp_path):
+    folder = tmp_path / "clusters" / "c1"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "gpu-profile.yaml")
+    assert errors(tmp_path) == [f"{FILE}: error: not a regular file; it must be YAML text"]
 
 
 @pytest.mark.parametrize(
@@ -645,7 +651,7 @@ def test_platform_file_without_spec_is_accepted(tmp_path):
 
 
 def test_schema_accepts_every_example_and_rejects_what_decoding_rejects(tmp_path):
-    schema = json_schema(GPUProfile, "https://example.test/schema.json")
+    schema = profile_schema("https://example.test/schema.json")
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     for name in discover_clusters(REPO_ROOT):
