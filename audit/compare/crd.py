@@ -15,9 +15,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedata.diff import ListRule
 from kubedata.objects import KubeObject
 
-from audit.compare.known_types import Default, ListRule
+from audit.compare.known_types import Default
 
 __all__ = ["Schema", "schema_of"]
 

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from audit.compare.crd import Schema, schema_of
-from audit.compare.known_types import ListRule
 from audit.compare.pairs import compare_objects
 from audit.run import audit
 from audit.sources.desired import Desired
 from audit.sources.live import Live, SnapshotReader
+from kubedata.diff import ListRule
 
 CP_CRD = "gpu-operator/deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"
 
@@ -101,7 +101,7 @@ def test_served_list_semantics_and_defaults_are_applied() -> None:
     # a changed item of a map list is reported on the item, by key
     changed = widget(listeners=[{"name": "a", "port": 9}, b], tags=["x", "y"])
     [change] = compare_objects(desired, changed, schema=schema)
-    assert (change.kind, change.pointer, change.desired, change.live) == (
+    assert (change.kind, change.pointer, change.before, change.after) == (
         "modified",
         "/spec/listeners/0/port",
         1,
