@@ -10,6 +10,8 @@ from pathlib import Path
 
 from audit.errors import AuditError
 from gpu_gitops import __version__
+from adopt.errors import AdoptError
+from gpu_gitops.cli_adopt import register as register_adopt
 from gpu_gitops.cli_audit import register as register_audit
 from gpu_gitops.cli_pr import register as register_pr
 from gpu_gitops.cli_publish import register as register_publish
@@ -226,6 +228,7 @@ gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
     )
     # Commands defined in their own modules register here, one line each.
     register_audit(sub)
+    register_adopt(sub)
     register_pr(sub)
     register_publish(sub)
     return parser
@@ -241,7 +244,7 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
         for problem in exc.problems:
             console.problem(str(problem))
         return 2
-    except (RenderError, AuditError) as exc:
+    except (RenderError, AuditError, AdoptError) as exc:
         console.problem(f"gpu-gitops: error: {exc}")
         return 2
     except KeyboardInterrupt:
