@@ -37,7 +37,8 @@ __all__ = ["Adoptable", "Plan", "Refused", "plan", "pointer_tokens", "revert_com
 
 WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
 _SELECTORS = {"pciHostDevices": "pciVendorSelector", "mediatedDevices": "mdevNameSelector"}
-_VARIANTS = {"default": "passthrough", "passthrough": "passthrough", "vgpu": "vgpu"}
+_VARIANTS = {"default": "passthrough", "vgpu": "vgpu", "container": "container"}
+"""GPU Operator Package variants (and the bundle's gpuOperatorVariant) -> spec.variant."""
 _MANAGER_FIELDS = ("repository", "image", "version", "imagePullSecrets")
 _RENDERED_GATES = frozenset({"HostDevices"})
 """Gates the renderer adds itself on plain Flux (rule 4): never copied into featureGates."""
@@ -227,12 +228,9 @@ def _switch(f: Finding, ctx: _Context, name: str) -> tuple[str, list[Edit]]:
     if name == GPU_OPERATOR and f.object.kind == "Package":
         live = ctx.live.get(f.object.key) or {}
         variant = str((live.get("spec") or {}).get("variant") or "default")
-        if variant == "container":
-            return ctx.profile_file, [Edit("set", ("spec", "variant"), "container")]
-        raise _No(
-            f"the hand-applied Package runs variant {variant}, which Cozystack enables through "
-            "the platform bundle (spec.variant), not a standalone Package"
-        )
+        if variant not in _VARIANTS:
+            raise _No(f"the live Package runs variant {variant}, which is no profile variant")
+        return ctx.profile_file, [Edit("set", ("spec", "variant"), _VARIANTS[variant])]
     raise _No("the profile has no switch for this object")
 
 
@@ -425,10 +423,9 @@ def revert_command(f: Finding, cluster: str) -> str:
         ns, _, name = f.revert_release.partition("/")
         return f"flux reconcile helmrelease {shlex.quote(name)} -n {ns} --force"
     if f.type == "missing" or f.redacted:
-        return (
-            f"gpu-gitops build --cluster {cluster} | kubectl apply --server-side "
-            f"--force-conflicts -f -   # re-apply what git declares for {f.object}"
-        )
+        # re-apply what git declares (a secret's value is never spelled out in a command)
+        apply = "kubectl apply --server-side --force-conflicts -f -"
+        return f"gpu-gitops build --cluster {cluster} | {apply}"
     if f.desired is None:
         patch: list[dict[str, Any]] = [{"op": "remove", "path": f.path}]
     else:

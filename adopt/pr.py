@@ -62,4 +62,5 @@ def open_pull_request(
         render_markdown(diff, limit=max(COMMENT_LIMIT - len(intro) - 1, 4096)),
     )
     with GitHub(token, api_url) as gh:
-        return gh.upsert_pull(owner, name, written.branch, base, pr_title(prepared.cluster, head), body)
+        title = pr_title(prepared.cluster, head)
+        return gh.upsert_pull(owner, name, written.branch, base, title, body)

@@ -30,7 +30,6 @@ def _iso(ts: float) -> str:
 
 def finding_json(f: Finding) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": f.id,
         "type": f.type,
         "object": f.object.to_json(),
         "path": f.path,
@@ -47,6 +46,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "comparison": f.comparison,
         "attributed": f.attributed,
         "fix": f.fix,
+        "id": f.id,
     }
     if f.details:
         out["details"] = list(f.details)

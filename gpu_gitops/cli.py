@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from adopt.errors import AdoptError
 from audit.errors import AuditError
 from gpu_gitops import __version__
-from adopt.errors import AdoptError
 from gpu_gitops.cli_adopt import register as register_adopt
 from gpu_gitops.cli_audit import register as register_audit
 from gpu_gitops.cli_pr import register as register_pr

@@ -1,5 +1,5 @@
-"""`gpu-gitops adopt`: keep live drift by putting it in git, as one reviewed commit on a branch (and,
-on request, a pull request).
+"""`gpu-gitops adopt`: keep live drift by putting it in git, as one reviewed commit on a branch
+(and, on request, a pull request).
 
 Exit codes (DESIGN §7): 0 adopted or nothing to adopt; 2 error: nothing written, no branch left.
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+
+import git
 
 from adopt.branch import delete_branch, ensure_clean
 from adopt.errors import AdoptError
@@ -52,7 +54,8 @@ def report_plan(prepared: Prepared, console: Console) -> None:
             lines += [f"    {item.file}: {edit}" for edit in item.edits]
     if prepared.already:
         lines.append(f"already in the profile ({len(prepared.already)}), not yet rolled out:")
-        lines += [f"  {a.finding.id}  {a.finding.object}  {a.finding.path or '/'}" for a in prepared.already]
+        for a in prepared.already:
+            lines.append(f"  {a.finding.id}  {a.finding.object}  {a.finding.path or '/'}")
     if prepared.refused:
         lines.append(f"not adoptable ({len(prepared.refused)}):")
         for r in prepared.refused:
@@ -63,11 +66,17 @@ def report_plan(prepared: Prepared, console: Console) -> None:
         console.data("\n".join(lines) + "\n")
 
 
+def _current_branch(repo: git.Repo) -> str:
+    if repo.head.is_detached:
+        raise AdoptError("HEAD is detached: pass --base BRANCH for the pull request")
+    return str(repo.active_branch.name)
+
+
 def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
     token = ""
     if args.pr:
         if not args.repo_slug:
-            raise AdoptError("--pr needs --repo-slug OWNER/NAME: the GitHub repository to open it in")
+            raise AdoptError("--pr needs --repo-slug OWNER/NAME, the repository to open it in")
         parse_repo(args.repo_slug)
         token = os.environ.get("GITHUB_TOKEN", "")
         if not token:
@@ -99,12 +108,9 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         console.say(f"dry run: would commit on branch {prepared.branch}; nothing was written")
         return 0
     written = write_branch(repo, prepared, source, result.timestamp)
-    if written.created:
-        console.say(f"branch {written.branch}: commit {written.commit[:12]} on {prepared.base[:12]}")
-    else:
-        console.say(f"branch {written.branch} already holds this change: nothing new")
+    posted = None
     if args.pr:
-        base = args.base or repo.active_branch.name
+        base = args.base or _current_branch(repo)
         pushed = False
         try:
             push_branch(repo, args.remote, written.branch)
@@ -126,6 +132,11 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
                     delete_remote_branch(repo, args.remote, written.branch)
                 delete_branch(repo, written.branch, written.commit)
             raise
+    if written.created:
+        console.say(f"branch {written.branch}: commit {written.commit[:12]}")
+    else:
+        console.say(f"branch {written.branch} already holds this change: nothing new")
+    if posted is not None:
         console.say(f"{posted.action} pull request #{posted.id} on {args.repo_slug}")
         if posted.url:
             console.data(posted.url + "\n")
@@ -155,9 +166,7 @@ exit codes: 0 adopted (or nothing to adopt), 2 error (nothing written, no branch
         metavar="ID",
         help="adopt this finding (repeatable; default: every adoptable one)",
     )
-    p.add_argument(
-        "--dry-run", action="store_true", help="print the profile diff; write nothing"
-    )
+    p.add_argument("--dry-run", action="store_true", help="print the profile diff; write nothing")
     p.add_argument(
         "--pr",
         action="store_true",
@@ -166,7 +175,9 @@ exit codes: 0 adopted (or nothing to adopt), 2 error (nothing written, no branch
     p.add_argument(
         "--repo-slug", metavar="OWNER/NAME", help="the GitHub repository of the pull request"
     )
-    p.add_argument("--remote", default="origin", metavar="NAME", help="where --pr pushes (default: origin)")
+    p.add_argument(
+        "--remote", default="origin", metavar="NAME", help="where --pr pushes (default: origin)"
+    )
     p.add_argument(
         "--base", metavar="BRANCH", help="the pull request's base branch (default: the current one)"
     )
