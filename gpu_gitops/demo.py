@@ -16,7 +16,7 @@ import git
 
 import audit
 from adopt.run import prepare, write_branch
-from audit.kube.snapshot import load_snapshot
+from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.report import render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
@@ -136,7 +136,10 @@ def audit_snapshots(root: Path, repo: git.Repo, console: Console) -> None:
                 status["lastAppliedRevision"] = f"rendered@sha1:{tip}"
         console.data(f"\n=== audit of the built-in snapshot of {folder.name} ===\n")
         result = audit_cluster(
-            folder.name, Live(SnapshotReader(objects)), repo=repo, now=_DEMO_TIME
+            folder.name,
+            Live(SnapshotReader(objects, empty_lists(folder))),
+            repo=repo,
+            now=_DEMO_TIME,
         )
         console.data(render_report(result, "text"))
         if folder.name == _ADOPTED[0]:

@@ -9,6 +9,18 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from renderer.rules.syntax import (
+    CRON_SCHEDULE,
+    DNS_LABEL,
+    DNS_SUBDOMAIN,
+    DURATION,
+    GIT_BRANCH,
+    GIT_URL,
+    IMAGE,
+    IMAGE_PATH,
+    IMAGE_REGISTRY,
+    IMAGE_VERSION,
+)
 from renderer.schema import spec, yaml_key
 
 __all__ = [
@@ -36,10 +48,6 @@ API_VERSION = "gpu-gitops/v1alpha1"
 Variant = Literal["passthrough", "vgpu", "container", "none"]
 Workload = Literal["container", "vm-passthrough", "vm-vgpu"]
 Architecture = Literal["pascal", "volta", "turing", "ampere", "hopper", "ada", "blackwell"]
-
-DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
-DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-DURATION = r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+"
 
 
 @dataclass(frozen=True)
@@ -109,10 +117,15 @@ class MediatedDevicesConfiguration:
 class VGPUManager:
     """The vGPU Manager image (not redistributable: a private registry)."""
 
-    repository: str = spec("Registry path of the image.", default="")
-    image: str = spec("Image name.", default="vgpu-manager")
-    version: str = spec("Image tag.", default="")
-    image_pull_secrets: list[str] = spec("Pull Secret names (strings).", factory=list)
+    repository: str = spec("Registry path of the image.", default="", syntax=IMAGE_REGISTRY)
+    image: str = spec("Image name.", default="vgpu-manager", syntax=IMAGE_PATH)
+    version: str = spec("Image tag (or sha256:<digest>).", default="", syntax=IMAGE_VERSION)
+    image_pull_secrets: list[str] = spec(
+        "Pull Secret names (strings).",
+        factory=list,
+        pattern=DNS_SUBDOMAIN,
+        hint="is not a valid Secret name (DNS-1123 subdomain)",
+    )
 
 
 @dataclass(frozen=True)
@@ -155,9 +168,7 @@ class Flux:
     url: str | None = spec(
         "GitRepository URL of the rendered branch (default: origin).",
         default=None,
-        pattern=r"(https?|ssh)://\S+",
-        hint="is not a URL Flux can pull: write https://host/path or ssh://git@host/path "
-        '(Flux does not take the scp-like "git@host:path")',
+        syntax=GIT_URL,
     )
     secret_ref: str | None = spec(
         "Secret with git credentials, in Flux's namespace.",
@@ -165,7 +176,7 @@ class Flux:
         pattern=DNS_SUBDOMAIN,
         hint="is not a valid Secret name (DNS-1123 subdomain)",
     )
-    branch: str = spec("Rendered branch.", default="rendered")
+    branch: str = spec("Rendered branch.", default="rendered", syntax=GIT_BRANCH)
 
 
 @dataclass(frozen=True)
@@ -197,8 +208,12 @@ class KubeVirtTarget:
 class AuditJob:
     """The nightly drift-audit CronJob."""
 
-    schedule: str = spec("Cron schedule.", default="17 3 * * *")
-    image: str = spec("Image holding gpu-gitops.", default="")
+    schedule: str = spec(
+        "Cron schedule: five fields or a macro like @daily.",
+        default="17 3 * * *",
+        syntax=CRON_SCHEDULE,
+    )
+    image: str = spec("Image holding gpu-gitops.", default="", syntax=IMAGE)
     output: Literal["text", "json", "markdown", "prometheus"] = spec(
         "Report format.", default="json"
     )

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 
 from renderer.errors import Problem
-from renderer.model import DNS_SUBDOMAIN
 from renderer.profile import LoadedProfile
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_vgpu, check_wiring
 from renderer.rules.platform import check_platform
+from renderer.rules.syntax import DNS_SUBDOMAIN
 from renderer.yaml_io import Path
 
 __all__ = ["check_profile"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import git
 import pytest
 
-from tests.audit.audit_helpers import demo_objects, demo_repo, run, write_snapshot
+from tests.audit.audit_helpers import demo_empty, demo_objects, demo_repo, run, write_snapshot
 from tests.prbot.test_comment import OWNER, PULLS, REPO, TOKEN, FakeGitHub, Fault
 from tests.prbot.test_comment import github as github  # the fixture
 
@@ -51,7 +51,8 @@ def demo(tmp_path: Path) -> Demo:
     repo.create_remote("origin", str(tmp_path / "origin.git"))
     repo.git.push("-q", "origin", "main")
     for cluster in ("ams1", "sto1"):
-        write_snapshot(tmp_path / "snapshots" / cluster, demo_objects(cluster, tip))
+        snapshot = tmp_path / "snapshots" / cluster
+        write_snapshot(snapshot, demo_objects(cluster, tip), demo_empty(cluster))
     return Demo(tmp_path, repo, origin, repo.head.commit.hexsha)
 
 

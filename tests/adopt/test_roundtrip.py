@@ -21,7 +21,7 @@ from renderer.publish.publish import publish
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from renderer.yaml_io import load_all
-from tests.audit.audit_helpers import demo_objects, demo_repo, run, write_snapshot
+from tests.audit.audit_helpers import demo_empty, demo_objects, demo_repo, run, write_snapshot
 from tests.audit.make_demo import packages
 
 
@@ -74,7 +74,8 @@ def spot(f: dict[str, Any]) -> tuple[str, str, str]:
 def test_adopted_findings_are_gone_after_merge_and_publish(tmp_path, cluster, adopted) -> None:
     repo, tip = demo_repo(tmp_path / "repo")
     objects = demo_objects(cluster, tip)
-    snapshot = write_snapshot(tmp_path / "before", objects)
+    empty = demo_empty(cluster)
+    snapshot = write_snapshot(tmp_path / "before", objects, empty)
     first = audit(cluster, snapshot, tmp_path / "repo")
     assert adopted <= {spot(f) for f in first}
 
@@ -89,7 +90,7 @@ def test_adopted_findings_are_gone_after_merge_and_publish(tmp_path, cluster, ad
     assert new_tip and new_tip != tip
 
     rolled_out(objects, tmp_path / "repo", cluster, new_tip)
-    second = audit(cluster, write_snapshot(tmp_path / "after", objects), tmp_path / "repo")
+    second = audit(cluster, write_snapshot(tmp_path / "after", objects, empty), tmp_path / "repo")
     assert not adopted & {spot(f) for f in second}
     # what was not adopted is still reported: adopt hides nothing
     kept = {spot(f) for f in first} - adopted
