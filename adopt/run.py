@@ -21,8 +21,8 @@ import git
 from audit.findings.finding import ID_LENGTH, Finding
 from audit.result import AuditResult
 from kubedata.objects import KubeObject, ObjectKey
+from renderer.checkout import origin_url
 from renderer.errors import Problem, ProfileError
-from renderer.gitrepo import origin_url
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, load_profile_bytes
 from renderer.publish.gitobjects import ref_sha
 

@@ -20,13 +20,13 @@ from adopt.run import Prepared, prepare, write_branch
 from audit.result import AuditResult
 from audit.sources.live import Live
 from gpu_gitops.cli_audit import add_live_args, live_source, run_audit
-from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
 from kubedata.objects import KubeObject, ObjectKey
 from prbot.github import DEFAULT_API_URL, parse_repo
 from renderer.gitrepo import open_repo
 
-__all__ = ["cmd_adopt", "register", "report_plan"]
+__all__ = ["cmd_adopt", "define_adopt", "report_plan"]
 
 
 def _live_objects(result: AuditResult, live: Live) -> Mapping[ObjectKey, KubeObject]:
@@ -43,8 +43,6 @@ def _live_objects(result: AuditResult, live: Live) -> Mapping[ObjectKey, KubeObj
 
 def report_plan(prepared: Prepared, console: Console) -> None:
     """What is adopted, what was already, and what cannot be (with the command that reverts it)."""
-    for w in prepared.warnings:
-        console.problem(str(w))
     lines: list[str] = []
     if prepared.adopted:
         lines.append(f"adopt {len(prepared.adopted)} finding(s) of {prepared.cluster}:")
@@ -104,6 +102,7 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         console.say(f"nothing to adopt in {args.cluster}")
         return 0
     if args.dry_run:
+        say_warnings(console, prepared.warnings)
         console.data(prepared.diff)
         console.say(f"dry run: would commit on branch {prepared.branch}; nothing was written")
         return 0
@@ -140,16 +139,16 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         console.say(f"{posted.action} pull request #{posted.id} on {args.repo_slug}")
         if posted.url:
             console.data(posted.url + "\n")
+    # the adopted profile's warnings, once nothing can fail any more (an error is one line)
+    say_warnings(console, prepared.warnings)
     console.say(f"read at {iso(result.timestamp)} from {source}")
     return 0
 
 
-def register(sub: Subparsers) -> None:
-    p = add_command(
-        sub,
-        "adopt",
-        cmd_adopt,
-        "Keep live drift: put what the audit found into the profile, as a commit on a new branch.",
+def define_adopt(p: argparse.ArgumentParser) -> Command:
+    """`adopt`'s arguments and examples."""
+    add_examples(
+        p,
         """
 gpu-gitops adopt --cluster ams1 --dry-run                 # print the profile diff only
 gpu-gitops adopt --cluster ams1                           # every adoptable finding
@@ -186,3 +185,4 @@ exit codes: 0 adopted (or nothing to adopt), 2 error (nothing written, no branch
         "\n\nenvironment (--pr):\n  GITHUB_TOKEN     token allowed to push and open pull requests"
         f" (never printed)\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL})"
     )
+    return cmd_adopt

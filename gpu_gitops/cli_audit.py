@@ -21,12 +21,12 @@ from audit.report import FORMATS, render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
-from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 
-__all__ = ["add_live_args", "cmd_audit", "live_source", "register", "run_audit"]
+__all__ = ["add_live_args", "cmd_audit", "define_audit", "live_source", "run_audit"]
 
 T = TypeVar("T")
 
@@ -92,12 +92,10 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     return result.exit_code
 
 
-def register(sub: Subparsers) -> None:
-    p = add_command(
-        sub,
-        "audit",
-        cmd_audit,
-        "Compare a live cluster with git: who changed what, and will anything revert it.",
+def define_audit(p: argparse.ArgumentParser) -> Command:
+    """`audit`'s arguments and examples."""
+    add_examples(
+        p,
         """
 gpu-gitops audit --cluster ams1                          # current kubeconfig context
 gpu-gitops audit --cluster ams1 --context ams1-admin -o json
@@ -109,6 +107,7 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     add_live_args(p)
     p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
     add_repo_arg(p)
+    return cmd_audit
 
 
 def add_live_args(p: argparse.ArgumentParser) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "HAMI_CHART_VERSION",
     "HAMI_NAMESPACE",
     "KUBEVIRT_NAMESPACE",
+    "PRUNE_DISABLED",
     "read_rules",
 ]
 
@@ -36,6 +37,9 @@ HAMI_NAMESPACE = "kube-system"
 KUBEVIRT_NAMESPACE = "kubevirt"
 """Plain Flux: where the bases put the KubeVirt CR; overlays move it to spec.kubevirt.namespace."""
 _HELM_REPO_INTERVAL = "12h"
+PRUNE_DISABLED = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+"""On every object the tool adopts or merges into rather than creates: Flux's garbage collection
+skips it, so neither a profile change nor a deleted Kustomization deletes the object itself."""
 
 # The nightly audit job (DESIGN §6): a CronJob, read-only RBAC on exactly what the auditor reads.
 AUDIT_NAMESPACE = "gpu-gitops"
@@ -250,12 +254,16 @@ def _release_secrets(namespace: str) -> dict[str, KubeObject]:
 
 
 BASES: dict[str, dict[str, KubeObject]] = {
-    # The platform Package; its values are set by each cluster's patch.
+    # The platform Package; its values are set by each cluster's patch. Cozystack created it, the
+    # tool only adopts it: Flux must never delete it.
     "cozystack": {
         "platform-package.yaml": {
             "apiVersion": "cozystack.io/v1alpha1",
             "kind": "Package",
-            "metadata": {"name": "cozystack.cozystack-platform"},
+            "metadata": {
+                "name": "cozystack.cozystack-platform",
+                "annotations": dict(PRUNE_DISABLED),
+            },
             "spec": {"components": {"platform": {"values": {}}}},
         }
     },
@@ -295,7 +303,8 @@ BASES: dict[str, dict[str, KubeObject]] = {
                 "namespace": KUBEVIRT_NAMESPACE,
                 # The CR usually predates Flux (kubectl apply of KubeVirt's release): Merge keeps
                 # kustomize-controller from taking over its kubectl-owned fields and pruning them.
-                "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "Merge"},
+                # prune: disabled: the tool merges into the CR, so Flux must never delete it.
+                "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "Merge", **PRUNE_DISABLED},
             },
             "spec": {
                 "configuration": {"developerConfiguration": {"featureGates": ["HostDevices"]}}

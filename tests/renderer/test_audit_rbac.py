@@ -13,6 +13,7 @@ from renderer.overlays import cluster_overlay
 from renderer.profile import LoadedProfile, load_profile_bytes
 from renderer.rules.checks import check_profile
 from renderer.yaml_io import load_all
+from tests.renderer.profile_texts import PLATFORM_OK
 from tests.renderer.rbac_paths import request_rule, uncovered, unused
 
 AUDIT = (
@@ -40,7 +41,8 @@ PROFILES = {
 def loaded(spec: str, audit: str = AUDIT) -> LoadedProfile:
     head = "apiVersion: gpu-gitops/v1alpha1\nkind: GPUProfile\nmetadata: {name: c1}\nspec:\n"
     text = head + spec + audit
-    return load_profile_bytes("c1", text.encode(), None)
+    platform = PLATFORM_OK.encode() if "type: cozystack" in spec else None
+    return load_profile_bytes("c1", text.encode(), platform)
 
 
 def built(lp: LoadedProfile) -> list[dict[str, Any]]:
