@@ -14,7 +14,7 @@ from renderer.cozystack import SUPPORTED_VERSIONS
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import GPUProfile
 from renderer.rules.gpus import ARCHITECTURES, architecture_patterns
-from renderer.rules.syntax import DNS_SUBDOMAIN
+from renderer.rules.syntax import DNS_SUBDOMAIN, either_case
 from renderer.schema import json_schema
 
 __all__ = ["NOT_EXPRESSIBLE", "SCHEMA_ID", "profile_schema"]
@@ -51,10 +51,6 @@ def _written(field: str, schema: dict[str, Any] | None = None) -> dict[str, Any]
 
 def _not(schema: dict[str, Any]) -> dict[str, Any]:
     return {"not": schema}
-
-
-def _either_case(text: str) -> str:
-    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
 
 
 def _architecture_in(archs: set[str]) -> dict[str, Any]:
@@ -100,7 +96,7 @@ def _spec_rules() -> list[dict[str, Any]]:
     variant = {v: _is(variant={"const": v}) for v in ("passthrough", "vgpu", "container", "none")}
     device_manager = _is(vgpu=_is(deviceManager={"const": True}))
     not_replacing = _not(_is(replaceDefaults={"const": True}))
-    defaults_pci = "|".join(_either_case(d["pciVendorSelector"]) for d in PASSTHROUGH_DEFAULTS)
+    defaults_pci = "|".join(either_case(d["pciVendorSelector"]) for d in PASSTHROUGH_DEFAULTS)
     kubevirt_before_1_9 = {
         "anyOf": [
             _not(_is(kubevirt={})),
