@@ -7,14 +7,15 @@ failed is never reported as clean; the report is still printed).
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import git
 
-from audit.errors import AuditError
-from audit.kube.api import KubeApi
+from audit.errors import AuditError, IncompleteReadError, KubeApiError
+from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
 from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.report import FORMATS, render_report
@@ -76,9 +77,17 @@ def run_audit(
         config = load_cluster_config(args.kubeconfig, args.context)
     for warning in config.warnings:
         console.problem(f"gpu-gitops: warning: {warning}")
-    with KubeApi(config) as api:
+    budget = audit_budget(args.deadline)
+    with KubeApi(config, budget=budget) as api:
         live = Live(ApiReader(api))
-        return then(audit_cluster(args.cluster, live, repo=repo, ref=args.ref), live)
+        try:
+            result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref, budget=budget)
+        except (KubeApiError, IncompleteReadError) as exc:
+            # nothing more can be read (401, or no desired state): still a report, which
+            # says incomplete, so the nightly job's metrics say so too
+            result = AuditResult(args.cluster, "", "", problems=[*live.problems, str(exc)])
+            result.timestamp = time.time()
+        return then(result, live)
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -87,7 +96,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if not result.complete:
         console.problem(
             f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
-            f"{len(result.problems)} read(s) failed"
+            f"{len(result.problems)} problem(s), listed in the report"
         )
     return result.exit_code
 
@@ -111,7 +120,7 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
 
 
 def add_live_args(p: argparse.ArgumentParser) -> None:
-    """--cluster and the options that say where the live state is read (audit, adopt)."""
+    """--cluster and the options that say where and how the live state is read (audit, adopt)."""
     p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
     p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
@@ -130,4 +139,12 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
         "--ref",
         metavar="REF",
         help="audit against the profiles at REF, built in memory (default: what Flux applied)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help="give up reading after this long and report the audit incomplete "
+        f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
     )

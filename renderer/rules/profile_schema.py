@@ -77,6 +77,14 @@ def _architecture_in(archs: set[str]) -> dict[str, Any]:
     }
 
 
+def _is_nested(path: tuple[str, ...], schema: dict[str, Any]) -> dict[str, Any]:
+    """The field at `path`, where written, satisfies `schema` (absent fields pass)."""
+    out: dict[str, Any] = schema
+    for key in reversed(path):
+        out = {"type": "object", "properties": {key: out}}
+    return out
+
+
 def _devices(item: dict[str, Any]) -> dict[str, Any]:
     """Every device satisfies `item`."""
     return {"type": "object", "properties": {"devices": {"type": "array", "items": item}}}
@@ -249,6 +257,11 @@ def _spec_rules() -> list[dict[str, Any]]:
             "if": {"allOf": [cozystack, variant["container"]]},
             "then": {"type": "object", "properties": {"hami": {"const": False}}},
         },
+        # the deprecated licensing ConfigMap is used only where the GPU Operator runs the driver
+        {
+            "if": _not({"allOf": [flux, variant["container"]]}),
+            "then": _is_nested(("vgpu", "licensing", "configMapName"), {"maxLength": 0}),
+        },
         # the audit job names its image
         {
             "properties": {
@@ -261,7 +274,7 @@ def _spec_rules() -> list[dict[str, Any]]:
 _TYPE_OF_KEYWORD = {
     **dict.fromkeys(("properties", "required", "propertyNames", "additionalProperties"), "object"),
     **dict.fromkeys(("items", "contains", "minItems"), "array"),
-    **dict.fromkeys(("pattern", "minLength"), "string"),
+    **dict.fromkeys(("pattern", "minLength", "maxLength"), "string"),
 }
 
 
