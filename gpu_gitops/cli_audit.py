@@ -7,15 +7,17 @@ failed is never reported as clean; the report is still printed).
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import git
 
-from audit.errors import AuditError
-from audit.kube.api import KubeApi
+from audit.errors import AuditError, IncompleteReadError, KubeApiError
+from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
 from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.report import FORMATS, render_report
+from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
@@ -57,14 +59,21 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             config = load_cluster_config(args.kubeconfig, args.context)
         for warning in config.warnings:
             console.problem(f"gpu-gitops: warning: {warning}")
-        with KubeApi(config) as api:
+        budget = audit_budget(args.deadline)
+        with KubeApi(config, budget=budget) as api:
             live = Live(ApiReader(api))
-            result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
+            try:
+                result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref, budget=budget)
+            except (KubeApiError, IncompleteReadError) as exc:
+                # nothing more can be read (401, or no desired state): still a report, which
+                # says incomplete, so the nightly job's metrics say so too
+                result = AuditResult(args.cluster, "", "", problems=[*live.problems, str(exc)])
+                result.timestamp = time.time()
     console.data(render_report(result, args.output))
     if not result.complete:
         console.problem(
             f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
-            f"{len(result.problems)} read(s) failed"
+            f"{len(result.problems)} problem(s), listed in the report"
         )
     return result.exit_code
 
@@ -101,5 +110,13 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
         help="audit against the profiles at REF, built in memory (default: what Flux applied)",
     )
     p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help="give up reading after this long and report the audit incomplete "
+        f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
+    )
     add_repo_arg(p)
     return cmd_audit
