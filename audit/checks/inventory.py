@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubedata.diff import show_path
 from kubedata.objects import KubeObject, ObjectKey, json_pointer, key_of
 
 from audit.checks.flux import is_suspended, operator_generated
@@ -19,7 +20,7 @@ from audit.checks.releases_vs_live import release_objects
 from audit.findings.attribute import managed_entries, owned_fields
 from audit.findings.classify import Controller
 from audit.findings.collect import Findings
-from audit.findings.finding import Finding, FindingType, ObjectRef, show_segments
+from audit.findings.finding import Finding, FindingType, ObjectRef
 from audit.findings.severity import is_gpu_object
 from audit.kinds import (
     CLUSTER_POLICY,
@@ -97,7 +98,7 @@ def hand_edited_spec(findings: Findings, hr: KubeObject) -> None:
             controller = Controller("operator", name="cozystack-operator")
             findings.add(findings.finish(finding, controller, [entry], hr, path))
             finding.message = (
-                f"{show_segments(path)} of an operator-generated HelmRelease was edited by "
+                f"{show_path(path)} of an operator-generated HelmRelease was edited by "
                 f"{entry.public}; the Cozystack operator rewrites the spec from its Package at "
                 "its next reconcile (transient): change the Package, or the profile, instead"
             )

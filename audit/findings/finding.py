@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kubedata.diff import Segment
 from kubedata.objects import KubeObject, ObjectKey
 
 __all__ = [
@@ -22,15 +23,11 @@ __all__ = [
     "Comparison",
     "Finding",
     "FindingType",
-    "Item",
     "Manager",
     "ObjectRef",
     "Revert",
-    "Segment",
-    "SetValue",
     "Severity",
     "Source",
-    "show_segments",
 ]
 
 FindingType = Literal["modified", "added", "removed", "missing", "orphan", "suspended", "unmanaged"]
@@ -51,40 +48,6 @@ SEVERITIES: tuple[Severity, ...] = ("high", "medium", "low", "info")
 REVERTS: tuple[Revert, ...] = ("next-reconcile", "next-upgrade", "never", "unknown")
 ID_LENGTH = 10
 """Hex digits of a finding id: a cluster has tens of findings, so collisions are not a concern."""
-
-
-@dataclass(frozen=True)
-class Item:
-    """An item of a keyed list (listType=map), named by its key fields: `k:{...}` in FieldsV1."""
-
-    keys: tuple[tuple[str, Any], ...]
-
-    def __str__(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in self.keys)
-
-
-@dataclass(frozen=True)
-class SetValue:
-    """An item of a set list (listType=set), named by its value: `v:...` in FieldsV1."""
-
-    value: Any
-
-    def __str__(self) -> str:
-        return json.dumps(self.value)
-
-
-Segment = str | int | Item | SetValue
-
-
-def show_segments(segments: tuple[Segment, ...]) -> str:
-    """A readable path: `spec.template.spec.containers[name=app].image`."""
-    out = ""
-    for seg in segments:
-        if isinstance(seg, str):
-            out += f".{seg}" if out else seg
-        else:
-            out += f"[{seg}]"
-    return out
 
 
 @dataclass(frozen=True)
