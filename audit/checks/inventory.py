@@ -41,7 +41,9 @@ __all__ = ["inventory", "inventory_ids", "ownership", "suspended"]
 
 def inventory(state: AuditState) -> None:
     live, findings = state.live, state.findings
-    desired_keys = {live_key(o) for o in state.desired.objects}
+    # what the profile's wiring predicts is owned too: a kept Package the profile asks for again
+    # is rendered by the platform release's next upgrade, not left behind
+    desired_keys = {live_key(o) for o in (*state.desired.objects, *state.expected.objects)}
     inventories = inventory_ids(live.list(*KUSTOMIZATION))
     ours = ns_name(state.kustomization) if state.kustomization else None
     for kind in (PACKAGE, HELM_RELEASE, KUBEVIRT, CLUSTER_POLICY):

@@ -7,6 +7,7 @@ into the live object (into the desired one when the live side lacks it), for peo
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -16,6 +17,7 @@ from kubedata.objects import KubeObject, ObjectKey
 
 __all__ = [
     "FINDING_TYPES",
+    "ID_LENGTH",
     "REVERTS",
     "SEVERITIES",
     "Comparison",
@@ -44,6 +46,8 @@ FINDING_TYPES: tuple[FindingType, ...] = (
 )
 SEVERITIES: tuple[Severity, ...] = ("high", "medium", "low", "info")
 REVERTS: tuple[Revert, ...] = ("next-reconcile", "next-upgrade", "never", "unknown")
+ID_LENGTH = 10
+"""Hex digits of a finding id: a cluster has tens of findings, so collisions are not a concern."""
 
 
 @dataclass(frozen=True)
@@ -162,3 +166,12 @@ class Finding:
             json.dumps(self.desired, sort_keys=True, default=str),
             json.dumps(self.live, sort_keys=True, default=str),
         )
+
+    @property
+    def id(self) -> str:
+        """Stable name of this drift for `gpu-gitops adopt --finding`: a digest of its identity
+        (object, path, type and the redacted values), so the same drift has the same id on every
+        run and any change of it (a new value, another path) a new one."""
+        key, path, ftype, desired, live = self.identity
+        text = "\0".join((key.group, key.kind, key.namespace, key.name, path, ftype, desired, live))
+        return hashlib.sha256(text.encode()).hexdigest()[:ID_LENGTH]
