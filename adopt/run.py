@@ -132,6 +132,34 @@ def _select(result: AuditResult, wanted: Sequence[str]) -> list[Finding]:
     return list(result.findings)
 
 
+def _head_texts(repo: git.Repo, base: str, cluster: str) -> dict[str, bytes | None]:
+    """The cluster's profile and platform.yaml at HEAD (None: absent); the profile must exist."""
+    profile_file = f"clusters/{cluster}/{PROFILE_FILE}"
+    platform_file = f"clusters/{cluster}/{PLATFORM_FILE}"
+    profile = _read(repo, base, profile_file)
+    if profile is None:
+        raise AdoptError(
+            f"{profile_file}: no profile for cluster {cluster} at HEAD; write one (see README "
+            "'GPU profile') before adopting its drift"
+        )
+    return {profile_file: profile, platform_file: _read(repo, base, platform_file)}
+
+
+def _unified_diff(original: Mapping[str, bytes | None], changed: Mapping[str, bytes]) -> str:
+    """`git diff`-style text of the changed files, in path order."""
+    return "".join(
+        "".join(
+            difflib.unified_diff(
+                (original[path] or b"").decode().splitlines(True),
+                data.decode().splitlines(True),
+                f"a/{path}",
+                f"b/{path}",
+            )
+        )
+        for path, data in sorted(changed.items())
+    )
+
+
 def prepare(
     repo: git.Repo,
     result: AuditResult,
@@ -143,16 +171,8 @@ def prepare(
     base = ensure_clean(repo)
     profile_file = f"clusters/{cluster}/{PROFILE_FILE}"
     platform_file = f"clusters/{cluster}/{PLATFORM_FILE}"
-    profile = _read(repo, base, profile_file)
-    if profile is None:
-        raise AdoptError(
-            f"{profile_file}: no profile for cluster {cluster} at HEAD; write one (see README "
-            "'GPU profile') before adopting its drift"
-        )
-    texts: dict[str, bytes | None] = {
-        profile_file: profile,
-        platform_file: _read(repo, base, platform_file),
-    }
+    texts = _head_texts(repo, base, cluster)
+    profile = texts[profile_file] or b""
     origin = origin_url(Path(repo.working_dir)) if repo.working_dir else None
     try:
         loaded = load_profile_bytes(cluster, profile, texts[platform_file])
@@ -201,17 +221,7 @@ def prepare(
         for d, files in rendered.dirs.items()
         for rel, text in files.items()
     }
-    diff = "".join(
-        "".join(
-            difflib.unified_diff(
-                (original[path] or b"").decode().splitlines(True),
-                data.decode().splitlines(True),
-                f"a/{path}",
-                f"b/{path}",
-            )
-        )
-        for path, data in sorted(sources.items())
-    )
+    diff = _unified_diff(original, sources)
     order = {f.id: i for i, f in enumerate(result.findings)}
     return Prepared(
         cluster,
