@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import git
 
@@ -25,7 +27,9 @@ from gpu_gitops.console import Console
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 
-__all__ = ["cmd_audit", "define_audit"]
+__all__ = ["add_live_args", "cmd_audit", "define_audit", "live_source", "run_audit"]
+
+T = TypeVar("T")
 
 
 def _repo(args: argparse.Namespace) -> git.Repo | None:
@@ -42,7 +46,22 @@ def _repo(args: argparse.Namespace) -> git.Repo | None:
         ) from None
 
 
-def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+def live_source(args: argparse.Namespace) -> str:
+    """Where the live state of a run is read, in words (adopt's commit names it)."""
+    if args.snapshot is not None:
+        return f"snapshot {args.snapshot}"
+    if args.in_cluster and not args.kubeconfig:
+        return f"cluster {args.cluster} (in-cluster service account)"
+    context = f"context {args.context}" if args.context else "the current context"
+    kubeconfig = f" of {args.kubeconfig}" if args.kubeconfig else ""
+    return f"cluster {args.cluster} ({context}{kubeconfig})"
+
+
+def run_audit(
+    args: argparse.Namespace, console: Console, then: Callable[[AuditResult, Live], T]
+) -> T:
+    """Audit the cluster the live-state options name, and hand the result and the live state
+    (still connected) to `then`."""
     check_cluster_name(args.cluster)
     if args.snapshot is not None and (args.kubeconfig or args.context or args.in_cluster):
         raise AuditError(
@@ -51,24 +70,28 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     repo = _repo(args)
     if args.snapshot is not None:
         live = Live(SnapshotReader(load_snapshot(args.snapshot), empty_lists(args.snapshot)))
-        result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
+        return then(audit_cluster(args.cluster, live, repo=repo, ref=args.ref), live)
+    if args.in_cluster and not args.kubeconfig:
+        config = load_in_cluster_config()
     else:
-        if args.in_cluster and not args.kubeconfig:
-            config = load_in_cluster_config()
-        else:
-            config = load_cluster_config(args.kubeconfig, args.context)
-        for warning in config.warnings:
-            console.problem(f"gpu-gitops: warning: {warning}")
-        budget = audit_budget(args.deadline)
-        with KubeApi(config, budget=budget) as api:
-            live = Live(ApiReader(api))
-            try:
-                result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref, budget=budget)
-            except (KubeApiError, IncompleteReadError) as exc:
-                # nothing more can be read (401, or no desired state): still a report, which
-                # says incomplete, so the nightly job's metrics say so too
-                result = AuditResult(args.cluster, "", "", problems=[*live.problems, str(exc)])
-                result.timestamp = time.time()
+        config = load_cluster_config(args.kubeconfig, args.context)
+    for warning in config.warnings:
+        console.problem(f"gpu-gitops: warning: {warning}")
+    budget = audit_budget(args.deadline)
+    with KubeApi(config, budget=budget) as api:
+        live = Live(ApiReader(api))
+        try:
+            result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref, budget=budget)
+        except (KubeApiError, IncompleteReadError) as exc:
+            # nothing more can be read (401, or no desired state): still a report, which
+            # says incomplete, so the nightly job's metrics say so too
+            result = AuditResult(args.cluster, "", "", problems=[*live.problems, str(exc)])
+            result.timestamp = time.time()
+        return then(result, live)
+
+
+def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+    result = run_audit(args, console, lambda result, _: result)
     console.data(render_report(result, args.output))
     if not result.complete:
         console.problem(
@@ -90,6 +113,14 @@ gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl
 gpu-gitops audit --cluster ams1 --in-cluster -o prometheus   # the nightly CronJob
 exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     )
+    add_live_args(p)
+    p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
+    add_repo_arg(p)
+    return cmd_audit
+
+
+def add_live_args(p: argparse.ArgumentParser) -> None:
+    """--cluster and the options that say where and how the live state is read (audit, adopt)."""
     p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
     p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
@@ -109,7 +140,6 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
         metavar="REF",
         help="audit against the profiles at REF, built in memory (default: what Flux applied)",
     )
-    p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
     p.add_argument(
         "--deadline",
         type=float,
@@ -118,5 +148,3 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
         help="give up reading after this long and report the audit incomplete "
         f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
     )
-    add_repo_arg(p)
-    return cmd_audit
