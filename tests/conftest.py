@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import tarfile
 import zipfile
 from importlib import metadata
@@ -16,6 +15,7 @@ import yaml
 from renderer.build import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
+from tests import reference
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -23,11 +23,16 @@ DATA = Path(__file__).resolve().parent / "data"
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    """Upstream files (CRDs, Cozystack charts); read where they lie, never copied."""
-    ref = Path(os.environ.get("GPU_GITOPS_REFERENCE", REPO_ROOT.parent / "shared" / "reference"))
-    if not (ref / "SOURCES.md").is_file():
-        pytest.skip(f"upstream reference files not found at {ref} (set GPU_GITOPS_REFERENCE)")
-    return ref
+    """Upstream files (CRDs, Cozystack charts), read where they lie, never copied; where tests
+    look for them: tests/reference.py."""
+    found = reference.find()
+    if found is None:
+        looked = " or ".join(str(c) for c in reference.candidates())
+        pytest.skip(
+            f"needs the upstream reference files, not in {looked}: "
+            f"run `{reference.FETCH_COMMAND}` (or set GPU_GITOPS_REFERENCE)"
+        )
+    return found
 
 
 @pytest.fixture(scope="session")
