@@ -138,9 +138,8 @@ def read_rules(reads: tuple[tuple[str, str], ...]) -> list[KubeObject]:
     ]
 
 
-def _audit_job() -> dict[str, KubeObject]:
-    meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
-    labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
+def _audit_pod() -> KubeObject:
+    """The audit Job's pod: restricted, read-only root, a scratch emptyDir."""
     container = {
         "name": "audit",
         "image": "gpu-gitops",  # replaced by each overlay with spec.audit.image
@@ -171,7 +170,11 @@ def _audit_job() -> dict[str, KubeObject]:
         # the artifact download and the report need a writable scratch directory
         "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "512Mi"}}],
     }
-    job = {
+    return pod
+
+
+def _audit_job_spec(labels: dict[str, str]) -> KubeObject:
+    return {
         "backoffLimit": 2,
         "activeDeadlineSeconds": 3600,
         # exit 1 means "drift found": the Job fails at once (alerting on failed Jobs works),
@@ -184,8 +187,13 @@ def _audit_job() -> dict[str, KubeObject]:
                 }
             ]
         },
-        "template": {"metadata": {"labels": labels}, "spec": pod},
+        "template": {"metadata": {"labels": labels}, "spec": _audit_pod()},
     }
+
+
+def _audit_job() -> dict[str, KubeObject]:
+    meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
+    labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
     return {
         "namespace.yaml": {
             "apiVersion": "v1",
@@ -206,7 +214,7 @@ def _audit_job() -> dict[str, KubeObject]:
                 "startingDeadlineSeconds": 3600,
                 "successfulJobsHistoryLimit": 3,
                 "failedJobsHistoryLimit": 3,
-                "jobTemplate": {"spec": job},
+                "jobTemplate": {"spec": _audit_job_spec(labels)},
             },
         },
         "clusterrole.yaml": {
