@@ -47,6 +47,9 @@ AUDIT_NAME = "gpu-gitops-audit"
 AUDIT_SECRETS_ROLE = "gpu-gitops-audit-helm-releases"
 AUDIT_READS: tuple[tuple[str, str], ...] = (
     ("", "namespaces"),
+    # the CRDs of the custom kinds compared: their served defaults and list semantics
+    # (audit.sources.live.Live.crd)
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
     ("", "nodes"),
     ("helm.toolkit.fluxcd.io", "helmreleases"),
     ("kubevirt.io", "kubevirts"),
@@ -60,8 +63,9 @@ AUDIT_READS: tuple[tuple[str, str], ...] = (
     ("source.toolkit.fluxcd.io", "ocirepositories"),
 )
 """(apiGroup, resource) the auditor gets and lists cluster-wide on every platform: the live
-inventory it checks (Flux objects and sources, KubeVirt, ClusterPolicies, Nodes, VMs) and the
-cluster-scoped kinds it compares with git (Namespaces, this job's ClusterRole and its binding)."""
+inventory it checks (Flux objects and sources, KubeVirt, ClusterPolicies, Nodes, VMs), the
+cluster-scoped kinds it compares with git (Namespaces, this job's ClusterRole and its binding) and
+the CustomResourceDefinitions of the custom kinds it compares."""
 AUDIT_COZYSTACK_READS: tuple[tuple[str, str], ...] = (("cozystack.io", "packages"),)
 """...and on Cozystack (the kind does not exist on plain Flux)."""
 AUDIT_OWN_READS: tuple[tuple[str, str], ...] = (
@@ -138,9 +142,8 @@ def read_rules(reads: tuple[tuple[str, str], ...]) -> list[KubeObject]:
     ]
 
 
-def _audit_job() -> dict[str, KubeObject]:
-    meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
-    labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
+def _audit_pod() -> KubeObject:
+    """The audit Job's pod: restricted, read-only root, a scratch emptyDir."""
     container = {
         "name": "audit",
         "image": "gpu-gitops",  # replaced by each overlay with spec.audit.image
@@ -171,7 +174,11 @@ def _audit_job() -> dict[str, KubeObject]:
         # the artifact download and the report need a writable scratch directory
         "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "512Mi"}}],
     }
-    job = {
+    return pod
+
+
+def _audit_job_spec(labels: dict[str, str]) -> KubeObject:
+    return {
         "backoffLimit": 2,
         "activeDeadlineSeconds": 3600,
         # exit 1 means "drift found": the Job fails at once (alerting on failed Jobs works),
@@ -184,8 +191,13 @@ def _audit_job() -> dict[str, KubeObject]:
                 }
             ]
         },
-        "template": {"metadata": {"labels": labels}, "spec": pod},
+        "template": {"metadata": {"labels": labels}, "spec": _audit_pod()},
     }
+
+
+def _audit_job() -> dict[str, KubeObject]:
+    meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
+    labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
     return {
         "namespace.yaml": {
             "apiVersion": "v1",
@@ -206,7 +218,7 @@ def _audit_job() -> dict[str, KubeObject]:
                 "startingDeadlineSeconds": 3600,
                 "successfulJobsHistoryLimit": 3,
                 "failedJobsHistoryLimit": 3,
-                "jobTemplate": {"spec": job},
+                "jobTemplate": {"spec": _audit_job_spec(labels)},
             },
         },
         "clusterrole.yaml": {
