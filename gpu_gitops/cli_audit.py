@@ -15,6 +15,7 @@ from audit.errors import AuditError
 from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
 from audit.kube.snapshot import load_snapshot
+from audit.metrics import PushError, push_metrics
 from audit.report import FORMATS, render_report
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
@@ -22,6 +23,7 @@ from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
+from renderer.rules.syntax import url_problem
 
 __all__ = ["cmd_audit", "register"]
 
@@ -46,6 +48,9 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         raise AuditError(
             "--snapshot reads a folder: leave out --kubeconfig, --context, --in-cluster"
         )
+    problem = url_problem(args.pushgateway) if args.pushgateway is not None else None
+    if problem:
+        raise AuditError(f"--pushgateway: {problem}")
     repo = _repo(args)
     if args.snapshot is not None:
         live = Live(SnapshotReader(load_snapshot(args.snapshot)))
@@ -66,6 +71,12 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
             f"{len(result.problems)} read(s) failed"
         )
+    if args.pushgateway:
+        try:
+            push_metrics(result, args.pushgateway)
+        except PushError as exc:
+            console.problem(f"gpu-gitops: error: {exc}")
+            return 2
     return result.exit_code
 
 
@@ -79,7 +90,7 @@ def register(sub: Subparsers) -> None:
 gpu-gitops audit --cluster ams1                          # current kubeconfig context
 gpu-gitops audit --cluster ams1 --context ams1-admin -o json
 gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl get -o yaml
-gpu-gitops audit --cluster ams1 --in-cluster -o prometheus   # the nightly CronJob
+gpu-gitops audit --cluster ams1 --in-cluster --pushgateway http://pgw:9091   # the nightly job
 exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     )
     p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
@@ -99,4 +110,9 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
         help="audit against the profiles at REF, built in memory (default: what Flux applied)",
     )
     p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
+    p.add_argument(
+        "--pushgateway",
+        metavar="URL",
+        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster)",
+    )
     add_repo_arg(p)

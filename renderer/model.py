@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from renderer.rules.syntax import IMAGE_REFERENCE
 from renderer.schema import spec, yaml_key
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "VGPU",
     "Architecture",
     "AuditJob",
+    "AuditResources",
     "Device",
     "Flux",
     "GPUProfile",
@@ -194,14 +196,43 @@ class KubeVirtTarget:
 
 
 @dataclass(frozen=True)
+class AuditResources:
+    """Requests and limits of the audit container (Kubernetes quantities)."""
+
+    requests: dict[str, str] = spec(
+        "Requests (default cpu 100m, memory 512Mi: above the measured peak of an audit).",
+        factory=lambda: {"cpu": "100m", "memory": "512Mi"},
+    )
+    limits: dict[str, str] = spec(
+        "Limits (default memory 1Gi; no CPU limit, which would only slow the run down).",
+        factory=lambda: {"memory": "1Gi"},
+    )
+
+
+@dataclass(frozen=True)
 class AuditJob:
     """The nightly drift-audit CronJob."""
 
-    schedule: str = spec("Cron schedule.", default="17 3 * * *")
-    image: str = spec("Image holding gpu-gitops.", default="")
-    output: Literal["text", "json", "markdown", "prometheus"] = spec(
-        "Report format.", default="json"
+    schedule: str = spec("Cron schedule: five fields or a macro like @daily.", default="17 3 * * *")
+    image: str = spec(
+        "Image holding gpu-gitops; default: the published image of the version that rendered.",
+        default="",
+        pattern=IMAGE_REFERENCE,
+        hint="is not an image reference; write [registry/]repository[:tag][@sha256:...] in lower "
+        "case, e.g. ghcr.io/example/gpu-gitops:0.1.0",
     )
+    output: Literal["text", "json", "markdown", "prometheus"] = spec(
+        "Report format in the job's log.", default="json"
+    )
+    pushgateway: str | None = spec(
+        "Prometheus Pushgateway URL the metrics are pushed to (grouped by job and cluster).",
+        default=None,
+    )
+    alerts: bool = spec(
+        "Render a PrometheusRule: high drift, audit incomplete, no successful audit for 36h.",
+        default=False,
+    )
+    resources: AuditResources = spec("Requests and limits of the job.", factory=AuditResources)
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,18 @@ lists whole, as server-side apply will.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubedata.objects import json_pointer
 
-from renderer.audit_rbac import secret_bases
-from renderer.bases import (
-    AUDIT_COZYSTACK_READS,
-    AUDIT_NAME,
-    AUDIT_SECRETS_ROLE,
-    BASES,
-    read_rules,
-)
+from renderer.audit_rbac import audit_reads, secret_bases
+from renderer.bases import AUDIT_NAME, AUDIT_SECRETS_ROLE, BASES, audit_alert_rules, read_rules
 from renderer.cozystack import effective_values, platform_gpu_values
 from renderer.flux import gpu_operator_values, kubevirt_configuration
 from renderer.profile import LoadedProfile
+from renderer.version import default_image
 from renderer.yaml_io import dump_yaml
 
 __all__ = ["KUSTOMIZATION", "Overlay", "base_files", "cluster_overlay", "pointer"]
@@ -35,6 +30,8 @@ _HEADER = (
     "# Do not edit: change the profile, then run gpu-gitops render.\n"
 )
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_Patcher = Callable[[str, dict[str, str], list[tuple[str, str, Any]]], None]
+"""patch(file, target, JSON 6902 operations): adds one patch file to the overlay."""
 
 
 @dataclass(frozen=True)
@@ -147,34 +144,59 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
                 ],
             )
     if spec.audit is not None:
-        bases.append("audit-job")
-        job = "/spec/jobTemplate/spec/template/spec/containers/0"
-        command = ["audit", "--cluster", lp.name, "-o", spec.audit.output]
-        patch(
-            "audit-job.patch.yaml",
-            {"kind": "CronJob", "name": AUDIT_NAME},
-            [
-                ("replace", "/spec/schedule", spec.audit.schedule),
-                ("replace", f"{job}/image", spec.audit.image),
-                ("replace", f"{job}/args", command),
-            ],
-        )
-        if spec.platform.type == "cozystack":
-            patch(
-                "audit-clusterrole.patch.yaml",
-                {"kind": "ClusterRole", "name": AUDIT_NAME},
-                [("add", "/rules/-", rule) for rule in read_rules(AUDIT_COZYSTACK_READS)],
-            )
-        for base_ns, namespace in secret_bases(spec):
-            bases.append(f"audit-secrets-{base_ns}")
-            if namespace != base_ns:
-                patch(
-                    f"audit-secrets-{base_ns}.patch.yaml",
-                    {"name": AUDIT_SECRETS_ROLE, "namespace": base_ns},
-                    [("replace", "/metadata/namespace", namespace)],
-                )
+        bases += _audit_job(lp, patch)
     files[KUSTOMIZATION] = _kustomization(source, [f"../base/{b}" for b in bases], patches)
     return Overlay(dict(sorted(files.items())), tuple(bases))
+
+
+def _audit_job(lp: LoadedProfile, patch: _Patcher) -> list[str]:
+    """The nightly audit job's bases, patched with the profile's values and the RBAC rules that
+    renderer.audit_rbac computes from what the auditor reads."""
+    spec, audit = lp.profile.spec, lp.profile.spec.audit
+    assert audit is not None
+    reads = audit_reads(spec)
+    job = "/spec/jobTemplate/spec/template/spec/containers/0"
+    args = ["audit", "--cluster", lp.name, "--in-cluster", "-o", audit.output]
+    if audit.pushgateway:
+        args += ["--pushgateway", audit.pushgateway]
+    resources = {"requests": audit.resources.requests, "limits": audit.resources.limits}
+    patch(
+        "audit-job.patch.yaml",
+        {"kind": "CronJob", "name": AUDIT_NAME},
+        [
+            ("replace", "/spec/schedule", audit.schedule),
+            ("replace", f"{job}/image", audit.image or default_image()),
+            ("replace", f"{job}/args", args),
+            ("replace", f"{job}/resources", resources),
+        ],
+    )
+    patch(
+        "audit-clusterrole.patch.yaml",
+        {"kind": "ClusterRole", "name": AUDIT_NAME},
+        [("replace", "/rules", read_rules(reads.cluster))],
+    )
+    patch(
+        "audit-role.patch.yaml",
+        {"kind": "Role", "name": AUDIT_NAME},
+        [("replace", "/rules", read_rules(reads.own))],
+    )
+    bases = ["audit-job"]
+    if audit.alerts:
+        bases.append("audit-alerts")
+        patch(
+            "audit-alerts.patch.yaml",
+            {"kind": "PrometheusRule", "name": AUDIT_NAME},
+            [("replace", "/spec/groups/0/rules", audit_alert_rules(lp.name))],
+        )
+    for base_ns, namespace in secret_bases(spec):
+        bases.append(f"audit-secrets-{base_ns}")
+        if namespace != base_ns:
+            patch(
+                f"audit-secrets-{base_ns}.patch.yaml",
+                {"name": AUDIT_SECRETS_ROLE, "namespace": base_ns},
+                [("replace", "/metadata/namespace", namespace)],
+            )
+    return bases
 
 
 def base_files() -> dict[str, str]:

@@ -15,6 +15,7 @@ from renderer.profile import LoadedProfile
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_vgpu, check_wiring
 from renderer.rules.platform import check_platform
+from renderer.rules.syntax import cron_problem, url_problem
 from renderer.yaml_io import Path
 
 __all__ = ["check_profile"]
@@ -62,12 +63,14 @@ def _hami_and_nodes(c: RuleChecker) -> None:
 
 def _audit(c: RuleChecker) -> None:
     audit = c.spec.audit
-    if audit is not None and not audit.image:
-        c.add(
-            ("spec", "audit", "image"),
-            "is required when spec.audit is set: name the image that holds gpu-gitops, "
-            "e.g. ghcr.io/example/gpu-gitops:0.1.0",
-        )
+    if audit is None:
+        return
+    problem = cron_problem(audit.schedule)
+    if problem:
+        c.add(("spec", "audit", "schedule"), problem)
+    problem = url_problem(audit.pushgateway) if audit.pushgateway is not None else None
+    if problem:
+        c.add(("spec", "audit", "pushgateway"), problem)
 
 
 _CHECKS = (check_platform, check_devices, check_wiring, check_vgpu, _hami_and_nodes, _audit)

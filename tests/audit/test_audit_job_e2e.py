@@ -1,0 +1,134 @@
+"""The nightly audit job end to end, as a cluster runs it, for every example cluster.
+
+The profiles get `spec.audit` (alerts on, metrics to a real Pushgateway) and are published; the
+test API server holds what Flux applied from the rendered branch, serves its artifact and enforces
+the built RBAC for the job's service account. The CronJob's own command, args and env run in a
+child process with the service-account files and KUBERNETES_SERVICE_HOST/PORT of a pod: exit 0 on
+the clean cluster, exit 1 once a hand edit is planted, never a denied request, metrics at the
+Pushgateway grouped by job and cluster, no token in any output.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from renderer.audit_rbac import audit_rbac_rules
+from renderer.profile import load_profile
+from renderer.publish.publish import publish
+from tests.apiserver import ApiServer, Store
+from tests.apiserver.crds import load_objects
+from tests.audit.audit_helpers import DEMO, EXAMPLES, init_repo
+from tests.audit.incluster import (
+    JOB_TOKEN,
+    PROMETHEUS_RULE_CRD,
+    cronjob,
+    live_cluster,
+    rendered_files,
+    run_job,
+)
+from tests.conftest import DATA
+from tests.pushgateway import Pushgateway
+from tests.renderer.rbac_paths import uncovered
+from tests.renderer.test_audit_rbac import granted
+
+CLUSTERS = sorted(p.name for p in EXAMPLES.iterdir() if (p / "gpu-profile.yaml").is_file())
+FLUX_BUNDLE = "cozystack/internal/fluxinstall/manifests/fluxcd.yaml"
+
+
+@pytest.fixture(scope="module")
+def published(
+    tmp_path_factory: pytest.TempPathFactory, pushgateway: Pushgateway
+) -> tuple[Path, str, dict[str, bytes]]:
+    """Every example cluster and sto1 (variant none) with the audit job on, published."""
+    root = tmp_path_factory.mktemp("e2e")
+    sources = {name: EXAMPLES / name for name in CLUSTERS} | {"sto1": DEMO / "clusters" / "sto1"}
+    folders = {}
+    for name, source in sources.items():
+        folder = folders[name] = root / "profiles" / name
+        shutil.copytree(source, folder, ignore=shutil.ignore_patterns("flux"))
+        profile = folder / "gpu-profile.yaml"
+        profile.write_text(
+            profile.read_text()
+            + f"  audit:\n    pushgateway: {pushgateway.url}\n    alerts: true\n"
+        )
+    repo_root = root / "repo"
+    repo = init_repo(repo_root, folders)
+    tip = publish(repo_root).tip
+    assert tip
+    return repo_root, tip, rendered_files(repo, tip)
+
+
+def crds(reference_crds: list[dict[str, Any]], reference_dir: Path) -> list[dict[str, Any]]:
+    bundle = (reference_dir / FLUX_BUNDLE).read_text(encoding="utf-8")
+    helm_repository = next(
+        doc
+        for doc in yaml.load_all(bundle, Loader=yaml.CSafeLoader)
+        if isinstance(doc, dict)
+        and doc.get("kind") == "CustomResourceDefinition"
+        and doc["metadata"]["name"] == "helmrepositories.source.toolkit.fluxcd.io"
+    )
+    vms = [o for o in load_objects(DATA / "live") if o["kind"] == "CustomResourceDefinition"]
+    return [*reference_crds, helm_repository, *vms, PROMETHEUS_RULE_CRD]
+
+
+@pytest.mark.parametrize("cluster", [*CLUSTERS, "sto1"])
+def test_the_cronjob_audits_the_cluster_in_cluster(
+    cluster: str,
+    published: tuple[Path, str, dict[str, bytes]],
+    reference_crds: list[dict[str, Any]],
+    reference_dir: Path,
+    pushgateway: Pushgateway,
+    tmp_path: Path,
+) -> None:
+    repo_root, tip, files = published
+    lp = load_profile(repo_root, cluster)
+    store = Store()
+    store.put_all(crds(reference_crds, reference_dir))
+    with ApiServer(store) as server:
+        objects = live_cluster(server, lp, files, tip, "ssh://git@example.com/gitops.git")
+        job = cronjob(objects)
+        clean = run_job(job, server, tmp_path / "clean")
+        assert clean.code == 0, clean.stdout + clean.stderr
+        report = json.loads(clean.stdout)
+        assert (report["complete"], report["findings"]) == (True, [])
+        assert report["desiredSource"] == "flux-applied", "read from source-controller's artifact"
+        group = (("cluster", cluster), ("instance", ""), ("job", "gpu-gitops-audit"))
+        pushed = pushgateway.samples()
+        assert pushed[("gpu_gitops_audit_complete", group)] == 1
+        assert pushed[("gpu_gitops_audit_last_success_timestamp_seconds", group)] > 0
+
+        # a hand edit of an object git declares: found, attributed, exit 1, no retry
+        edited = copy.deepcopy(job)
+        edited["spec"]["schedule"] = "0 12 * * *"
+        server.store.put(edited, manager="kubectl-edit", keep_server_fields=False)
+        drift = run_job(job, server, tmp_path / "drift")
+        assert drift.code == 1, drift.stdout + drift.stderr
+        (finding,) = json.loads(drift.stdout)["findings"]
+        assert (finding["type"], finding["path"]) == ("modified", "/spec/schedule")
+        assert finding["managers"][0]["manager"] == "kubectl-edit"
+        assert finding["revert"] == "next-reconcile"
+        pushed = pushgateway.samples()
+        modified = (
+            ("cluster", cluster),
+            ("instance", ""),
+            ("job", "gpu-gitops-audit"),
+            ("revert", "next-reconcile"),
+            ("severity", finding["severity"]),
+            ("type", "modified"),
+        )
+        assert pushed[("gpu_gitops_audit_findings", modified)] == 1
+
+        # the job was never denied a read, and read only what the built RBAC grants
+        assert server.forbidden == []
+        paths = sorted({r.path for r in server.requests if r.user.endswith(":gpu-gitops-audit")})
+        assert paths and uncovered(granted(objects), paths) == []
+        assert granted(objects) == audit_rbac_rules(lp.profile.spec)
+        for run in (clean, drift):
+            assert JOB_TOKEN not in run.stdout + run.stderr
