@@ -20,11 +20,13 @@ __all__ = [
     "KUBEVIRT",
     "KUSTOMIZATION",
     "PACKAGE",
+    "RESOURCES",
     "VIRTUAL_MACHINE",
     "in_namespace",
     "live_key",
     "meta",
     "ns_name",
+    "resource_name",
 ]
 
 KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
@@ -55,6 +57,35 @@ CLUSTER_SCOPED = frozenset(
         ("storage.k8s.io", "StorageClass"),
     }
 )
+
+
+RESOURCES: dict[tuple[str, str], str] = {
+    ("", "Node"): "nodes",
+    ("", "Namespace"): "namespaces",
+    ("", "Secret"): "secrets",
+    KUSTOMIZATION: "kustomizations.kustomize.toolkit.fluxcd.io",
+    GIT_REPOSITORY: "gitrepositories.source.toolkit.fluxcd.io",
+    HELM_RELEASE: "helmreleases.helm.toolkit.fluxcd.io",
+    PACKAGE: "packages.cozystack.io",
+    KUBEVIRT: "kubevirts.kubevirt.io",
+    CLUSTER_POLICY: "clusterpolicies.nvidia.com",
+    VIRTUAL_MACHINE: "virtualmachines.kubevirt.io",
+}
+"""The `kubectl get` resource name of the kinds the audit looks up, for the command that
+captures one a snapshot lacks (other kinds: the lower-case kind, dotted with its group)."""
+
+
+def resource_name(group: str, kind: str) -> str:
+    """`kubectl get` resource name of a kind (`virtualmachines.kubevirt.io`)."""
+    found = RESOURCES.get((group, kind))
+    if found:
+        return found
+    name = kind.lower()
+    if name.endswith("y") and name[-2:-1] not in ("a", "e", "o", "u"):
+        plural = name[:-1] + "ies"
+    else:
+        plural = name + ("es" if name.endswith(("s", "x", "ch")) else "s")
+    return f"{plural}.{group}" if group else plural
 
 
 def meta(obj: KubeObject) -> dict[str, Any]:

@@ -78,6 +78,7 @@ def to_json(result: AuditResult) -> dict[str, Any]:
         "summary": _summary(result.findings),
         "releases": [r.to_json() for r in result.releases],
         "notes": list(result.notes),
+        "warnings": list(result.warnings),
         "problems": list(result.problems),
     }
 
@@ -120,6 +121,7 @@ def render_text(result: AuditResult) -> str:
     if not result.complete:
         lines.append("INCOMPLETE: some reads failed; this is not a clean bill of health")
     lines.append(_headline(result))
+    lines += [f"WARNING: {w}" for w in result.warnings]
     lines.append(f"desired: {result.desired_revision} ({result.desired_source})")
     for release in result.releases:
         lines.append(
@@ -171,6 +173,8 @@ def render_markdown(result: AuditResult) -> str:
     out = [f"## gpu-gitops {_headline(result)}", ""]
     if not result.complete:
         out += ["> [!WARNING]", "> Incomplete audit: some reads failed (listed below).", ""]
+    for warning in result.warnings:
+        out += ["> [!NOTE]", f"> {_md(warning)}", ""]
     out.append(f"Desired state: `{result.desired_revision}` ({result.desired_source})")
     out.append("")
     if result.findings:

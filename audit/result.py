@@ -51,6 +51,8 @@ class AuditResult:
     desired_revision: str
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What limits the whole report (no managedFields to attribute with), said at its top."""
     problems: list[str] = field(default_factory=list)
     """Reads that failed: the audit is incomplete."""
     releases: list[ReleaseInfo] = field(default_factory=list)

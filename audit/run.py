@@ -98,6 +98,7 @@ def audit(
     with paused_gc(promote=True):
         findings, notes = run_steps(state)
     return AuditResult(
+        warnings=state.findings.warnings(),
         cluster=desired.cluster,
         desired_source=desired.source,
         desired_revision=desired.revision,

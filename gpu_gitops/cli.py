@@ -22,10 +22,10 @@ from renderer.errors import Problem, ProfileError, RenderError
 from renderer.model import GPUProfile
 from renderer.overlays import KUSTOMIZATION
 from renderer.profile import PROFILE_FILE, check_cluster_name
-from renderer.render import label_commands, render_profiles
+from renderer.render import label_commands, left_over, render_profiles
 from renderer.schema import json_schema
 from renderer.validate import Checked, check_clusters
-from renderer.write import stale_files, write_dirs
+from renderer.write import checkout_lock, extra_paths, stale_files, write_dirs
 from renderer.yaml_io import load_all
 
 __all__ = ["main"]
@@ -105,18 +105,21 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     checked = check_clusters(repo, args.cluster)
     _warnings(console, checked.warnings)
     rendered = render_profiles(checked.profiles)
+    # Overlays of removed clusters are pruned only when every cluster is rendered.
+    gone = () if args.cluster else tuple(left_over(repo, rendered))
     if args.check:
-        stale = stale_files(repo, rendered.dirs)
-        for path in stale:
+        stale = stale_files(repo, rendered.dirs) + extra_paths(repo, rendered.dirs, gone)
+        for path in sorted(stale):
             console.say(f"stale: {path}")
         if stale:
             console.say("generated files are out of date: run gpu-gitops render and commit them")
             return 1
         console.say("generated files are up to date")
         return 0
-    changed = write_dirs(repo, rendered.dirs)
+    with checkout_lock(repo):
+        changed = write_dirs(repo, rendered.dirs, remove=gone)
     for d in changed:
-        console.say(f"wrote {d}/")
+        console.say(f"{'removed' if d in gone else 'wrote'} {d}/")
     if not changed:
         console.say("no changes")
     for lp in checked.profiles:

@@ -14,7 +14,7 @@ import git
 from audit.errors import AuditError
 from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
-from audit.kube.snapshot import load_snapshot
+from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.metrics import PushError, push_metrics
 from audit.report import FORMATS, render_report
 from audit.run import audit_cluster
@@ -53,7 +53,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         raise AuditError(f"--pushgateway: {problem}")
     repo = _repo(args)
     if args.snapshot is not None:
-        live = Live(SnapshotReader(load_snapshot(args.snapshot)))
+        live = Live(SnapshotReader(load_snapshot(args.snapshot), empty_lists(args.snapshot)))
         result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
     else:
         if args.in_cluster and not args.kubeconfig:
@@ -89,7 +89,8 @@ def register(sub: Subparsers) -> None:
         """
 gpu-gitops audit --cluster ams1                          # current kubeconfig context
 gpu-gitops audit --cluster ams1 --context ams1-admin -o json
-gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl get -o yaml
+gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl dumps:
+  kubectl get RESOURCE -A --show-managed-fields -o yaml > dumps/ams1/RESOURCE.yaml
 gpu-gitops audit --cluster ams1 --in-cluster --pushgateway http://pgw:9091   # the nightly job
 exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     )
@@ -97,7 +98,10 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
     p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
     p.add_argument(
-        "--snapshot", type=Path, metavar="DIR", help="audit a folder of kubectl get -o yaml dumps"
+        "--snapshot",
+        type=Path,
+        metavar="DIR",
+        help="audit a folder of `kubectl get --show-managed-fields -o yaml` dumps",
     )
     p.add_argument(
         "--in-cluster",

@@ -6,6 +6,8 @@ import os
 import sys
 from typing import TextIO
 
+from kubedata.text import inert, masked
+
 __all__ = ["Console"]
 
 _COLOURS = {"error": "31", "warning": "33", "ok": "32", "dim": "2"}
@@ -24,13 +26,17 @@ class Console:
         return f"\033[{_COLOURS[style]}m{text}\033[0m" if self.colour else text
 
     def data(self, text: str) -> None:
-        self.out.write(text)
+        """Output in its own format (YAML, JSON, markdown, ...), which escapes what it carries;
+        a credential in use is masked all the same."""
+        self.out.write(masked(text))
 
     def say(self, text: str) -> None:
-        self.err.write(text + "\n")
+        """One message line: whatever it quotes cannot start another line or hide text."""
+        self.err.write(inert(text) + "\n")
 
     def problem(self, line: str) -> None:
         """A `file:line: severity: ...` line, with the severity coloured."""
+        line = inert(line)
         for severity in ("error", "warning"):
             marker = f": {severity}: "
             if marker in line:
@@ -43,5 +49,5 @@ class Console:
         """One rewritten status line on a terminal; nothing when piped."""
         if self.tty:
             end = "\n" if done == total else ""
-            self.err.write(f"\r\033[K[{done}/{total}] {label}{end}")
+            self.err.write(f"\r\033[K[{done}/{total}] {inert(label)}{end}")
             self.err.flush()

@@ -14,7 +14,7 @@ from pathlib import Path
 import git
 
 import audit
-from audit.kube.snapshot import load_snapshot
+from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.report import render_report
 from audit.run import audit_cluster
 from audit.sources.live import Live, SnapshotReader
@@ -131,5 +131,7 @@ def audit_snapshots(root: Path, repo: git.Repo, console: Console) -> None:
             if obj.get("kind") == "Kustomization" and tip and "lastAppliedRevision" in status:
                 status["lastAppliedRevision"] = f"rendered@sha1:{tip}"
         console.data(f"\n=== audit of the built-in snapshot of {folder.name} ===\n")
-        result = audit_cluster(folder.name, Live(SnapshotReader(objects)), repo=repo)
+        result = audit_cluster(
+            folder.name, Live(SnapshotReader(objects, empty_lists(folder))), repo=repo
+        )
         console.data(render_report(result, "text"))

@@ -1,14 +1,16 @@
 """The PR bot's only network I/O: one sticky issue comment through GitHub's REST API (httpx).
 
 The comment is found again by a hidden marker *and* its author (the marker alone could be quoted by
-anyone), then updated in place or created. Requests are retried, within bounds, on 5xx responses,
-network errors and rate limits (403/429 with Retry-After, or x-ratelimit-remaining: 0 until
-x-ratelimit-reset). A create is never repeated blindly: after a failed POST the comments are listed
-again first, so a comment that was created anyway is updated instead of duplicated.
+anyone), then updated in place or created. Requests are retried under the one policy of
+kubedata.retry on 5xx responses, network errors and rate limits (403/429 with Retry-After, or
+x-ratelimit-remaining: 0 until x-ratelimit-reset); a rate limit that resets later than the policy
+waits is given up at once. A create is never repeated blindly: after a failed POST the comments
+are listed again first, so a comment that was created anyway is updated instead of duplicated.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,10 +18,13 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
+from kubedata.errors import RetriesExhausted
+from kubedata.retry import TRANSIENT_STATUS, Retry, RetryPolicy, retry_after, with_retries
 from renderer.errors import RenderError
 
 __all__ = [
     "DEFAULT_API_URL",
+    "GITHUB_RETRY",
     "GitHub",
     "GitHubError",
     "Posted",
@@ -27,7 +32,15 @@ __all__ = [
 ]
 
 DEFAULT_API_URL = "https://api.github.com"
-_RETRY_STATUS = frozenset({500, 502, 503, 504})
+GITHUB_RETRY = RetryPolicy(
+    attempts=5,
+    backoff=1.0,
+    backoff_max=120.0,
+    jitter=0.0,
+    retry_after_max=120.0,
+    give_up_over_max=True,
+)
+"""One PR comment at a time: plain doubling from a second; a reset over two minutes away ends it."""
 _SECONDARY_DEFAULT_WAIT = 60.0
 """GitHub: without a Retry-After header, wait at least one minute after a secondary rate limit."""
 _PAGE_SIZE = 100
@@ -51,10 +64,11 @@ class Posted:
     url: str
 
 
-class _Retry(Exception):
-    def __init__(self, wait: float, why: str):
+class _Unsure(Exception):
+    """A call that must not be repeated blindly failed in a way that may have applied it."""
+
+    def __init__(self, why: str):
         super().__init__(why)
-        self.wait = wait
         self.why = why
 
 
@@ -67,7 +81,7 @@ def parse_repo(text: str) -> tuple[str, str]:
 
 
 class GitHub:
-    """A small REST client. `transport`, `sleep` and `clock` are injectable for tests."""
+    """A small REST client. `transport`, `sleep`, `clock` and `rng` are injectable for tests."""
 
     def __init__(
         self,
@@ -77,8 +91,8 @@ class GitHub:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        attempts: int = 5,
-        max_wait: float = 120.0,
+        rng: random.Random | None = None,
+        retry: RetryPolicy = GITHUB_RETRY,
         timeout: float = 30.0,
     ):
         if not token:
@@ -86,8 +100,8 @@ class GitHub:
         self.base_url = base_url.rstrip("/")
         self.sleep = sleep
         self.clock = clock
-        self.attempts = attempts
-        self.max_wait = max_wait
+        self.rng = rng or random.Random()
+        self.retry = retry
         self._origin = urlsplit(self.base_url)[:2]
         self._client = httpx.Client(
             transport=transport,
@@ -121,69 +135,61 @@ class GitHub:
             )
         return path_or_url
 
-    def _why_retry(self, response: httpx.Response) -> _Retry | None:
+    def _why_retry(self, response: httpx.Response) -> Retry | None:
         status = response.status_code
-        if status in _RETRY_STATUS:
-            return _Retry(0.0, f"HTTP {status}")
-        if status not in (403, 429):
-            return None
-        headers = response.headers
-        retry_after = headers.get("retry-after")
-        if retry_after is not None:
-            try:
-                return _Retry(max(0.0, float(retry_after)), f"rate limited (HTTP {status})")
-            except ValueError:
-                return _Retry(_SECONDARY_DEFAULT_WAIT, f"rate limited (HTTP {status})")
+        if status in (403, 429):
+            return self._rate_limited(response)
+        if status in TRANSIENT_STATUS:
+            return Retry(f"HTTP {status}")
+        return None
+
+    def _rate_limited(self, response: httpx.Response) -> Retry | None:
+        status, headers = response.status_code, response.headers
+        why = f"rate limited (HTTP {status})"
+        if "retry-after" in headers:
+            wait = retry_after(headers["retry-after"], self.clock())
+            return Retry(why, _SECONDARY_DEFAULT_WAIT if wait is None else wait)
         if headers.get("x-ratelimit-remaining") == "0":
             try:
                 reset = float(headers.get("x-ratelimit-reset", ""))
             except ValueError:
                 reset = self.clock() + _SECONDARY_DEFAULT_WAIT
-            return _Retry(max(0.0, reset - self.clock()) + 1.0, f"rate limited (HTTP {status})")
+            return Retry(why, max(0.0, reset - self.clock()) + 1.0)
         if status == 429 or "secondary rate limit" in response.text.lower():
-            return _Retry(_SECONDARY_DEFAULT_WAIT, f"secondary rate limit (HTTP {status})")
+            return Retry(f"secondary rate limit (HTTP {status})", _SECONDARY_DEFAULT_WAIT)
         return None
-
-    def _send(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
-        try:
-            return self._client.request(method, url, json=body)
-        except httpx.TransportError as exc:
-            raise _Retry(0.0, f"network error ({type(exc).__name__})") from None
 
     def request(
         self, method: str, path: str, body: dict[str, Any] | None = None, *, retry_5xx: bool = True
     ) -> httpx.Response:
         """One API call; 2xx response or GitHubError. Retries what is safe to retry.
 
-        retry_5xx=False: a 5xx or network error raises _Retry to the caller instead (a POST that
-        failed that way may still have been applied).
+        retry_5xx=False: a 5xx or network error raises _Unsure to the caller instead (a POST that
+        failed that way may still have been applied); rate limits are retried all the same.
         """
         url = self._url(path)
-        delay = 1.0
-        for attempt in range(1, self.attempts + 1):
+
+        def again(retry: Retry) -> Retry:
+            if retry.wait is None and not retry_5xx:
+                raise _Unsure(retry.why)
+            return retry
+
+        def attempt(n: int) -> httpx.Response | Retry:
             try:
-                response = self._send(method, url, body)
-                retry = self._why_retry(response)
-            except _Retry as exc:
-                response, retry = None, exc
-            if retry is None and response is not None:
-                if response.is_success:
-                    return response
-                raise GitHubError(_failure(method, path, response), response.status_code)
-            assert retry is not None
-            rate_limited = response is not None and response.status_code in (403, 429)
-            if not rate_limited and not retry_5xx:
-                raise retry
-            wait = retry.wait if rate_limited else delay
-            delay = min(delay * 2, self.max_wait)
-            if attempt == self.attempts or wait > self.max_wait:
-                raise GitHubError(
-                    f"{method} {path} failed {attempt} time(s), last: {retry.why}"
-                    + (f"; the limit resets in {wait:.0f} s" if wait > self.max_wait else "")
-                    + "; try again later"
-                )
-            self.sleep(wait)
-        raise AssertionError("unreachable")
+                response = self._client.request(method, url, json=body)
+            except httpx.TransportError as exc:
+                return again(Retry(f"network error ({type(exc).__name__})"))
+            if (retry := self._why_retry(response)) is not None:
+                return again(retry)
+            if response.is_success:
+                return response
+            raise GitHubError(_failure(method, path, response), response.status_code)
+
+        try:
+            return with_retries(self.retry, attempt, sleep=self.sleep, rng=self.rng)
+        except RetriesExhausted as exc:
+            resets = f"; the limit resets in {exc.wait:.0f} s" if exc.wait is not None else ""
+            raise GitHubError(f"{method} {path} {exc}{resets}; try again later") from None
 
     # --- the sticky comment ---------------------------------------------------------------------
 
@@ -226,8 +232,8 @@ class GitHub:
         self, owner: str, repo: str, number: int, body: str, marker: str, author: str
     ) -> Posted:
         """Update the earlier comment in place, or create one. `body` must start with `marker`."""
-        delay = 1.0
-        for attempt in range(1, self.attempts + 1):
+
+        def attempt(n: int) -> Posted | Retry:
             found = self.find_comment(owner, repo, number, marker, author)
             if found is not None:
                 cid = int(found["id"])
@@ -242,18 +248,15 @@ class GitHub:
                     {"body": body},
                     retry_5xx=False,
                 )
-            except _Retry as exc:
-                if attempt == self.attempts:
-                    raise GitHubError(
-                        f"creating the comment failed {attempt} time(s), last: {exc.why}; "
-                        "try again later"
-                    ) from None
-                self.sleep(delay)
-                delay = min(delay * 2, self.max_wait)
-                continue
+            except _Unsure as exc:
+                return Retry(exc.why)  # list again first: the comment may exist now
             data = _json(r)
             return Posted("created", int(data.get("id", 0)), str(data.get("html_url", "")))
-        raise AssertionError("unreachable")
+
+        try:
+            return with_retries(self.retry, attempt, sleep=self.sleep, rng=self.rng)
+        except RetriesExhausted as exc:
+            raise GitHubError(f"creating the comment {exc}; try again later") from None
 
 
 def _json(response: httpx.Response) -> Any:

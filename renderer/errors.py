@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from kubedata.text import inert
+
 __all__ = ["BuildError", "GitError", "Problem", "ProfileError", "RenderError", "WriteError"]
 
 Severity = Literal["error", "warning"]
@@ -29,9 +31,10 @@ class Problem:
     severity: Severity = "error"
 
     def __str__(self) -> str:
+        # Field names and values come from the file: one line, whatever they hold.
         where = f"{self.file}:{self.line}" if self.line else self.file
         field = f"{self.field}: " if self.field else ""
-        return f"{where}: {self.severity}: {field}{self.message}"
+        return inert(f"{where}: {self.severity}: {field}{self.message}")
 
 
 class RenderError(Exception):

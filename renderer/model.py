@@ -9,7 +9,19 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from renderer.rules.syntax import IMAGE_REFERENCE
+from renderer.rules.syntax import (
+    CRON_SCHEDULE,
+    DNS_LABEL,
+    DNS_SUBDOMAIN,
+    DURATION,
+    GIT_BRANCH,
+    GIT_URL,
+    HTTP_URL,
+    IMAGE,
+    IMAGE_PATH,
+    IMAGE_REGISTRY,
+    IMAGE_VERSION,
+)
 from renderer.schema import spec, yaml_key
 
 __all__ = [
@@ -38,10 +50,6 @@ API_VERSION = "gpu-gitops/v1alpha1"
 Variant = Literal["passthrough", "vgpu", "container", "none"]
 Workload = Literal["container", "vm-passthrough", "vm-vgpu"]
 Architecture = Literal["pascal", "volta", "turing", "ampere", "hopper", "ada", "blackwell"]
-
-DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
-DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-DURATION = r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+"
 
 
 @dataclass(frozen=True)
@@ -111,10 +119,15 @@ class MediatedDevicesConfiguration:
 class VGPUManager:
     """The vGPU Manager image (not redistributable: a private registry)."""
 
-    repository: str = spec("Registry path of the image.", default="")
-    image: str = spec("Image name.", default="vgpu-manager")
-    version: str = spec("Image tag.", default="")
-    image_pull_secrets: list[str] = spec("Pull Secret names (strings).", factory=list)
+    repository: str = spec("Registry path of the image.", default="", syntax=IMAGE_REGISTRY)
+    image: str = spec("Image name.", default="vgpu-manager", syntax=IMAGE_PATH)
+    version: str = spec("Image tag (or sha256:<digest>).", default="", syntax=IMAGE_VERSION)
+    image_pull_secrets: list[str] = spec(
+        "Pull Secret names (strings).",
+        factory=list,
+        pattern=DNS_SUBDOMAIN,
+        hint="is not a valid Secret name (DNS-1123 subdomain)",
+    )
 
 
 @dataclass(frozen=True)
@@ -157,9 +170,7 @@ class Flux:
     url: str | None = spec(
         "GitRepository URL of the rendered branch (default: origin).",
         default=None,
-        pattern=r"(https?|ssh)://\S+",
-        hint="is not a URL Flux can pull: write https://host/path or ssh://git@host/path "
-        '(Flux does not take the scp-like "git@host:path")',
+        syntax=GIT_URL,
     )
     secret_ref: str | None = spec(
         "Secret with git credentials, in Flux's namespace.",
@@ -167,7 +178,7 @@ class Flux:
         pattern=DNS_SUBDOMAIN,
         hint="is not a valid Secret name (DNS-1123 subdomain)",
     )
-    branch: str = spec("Rendered branch.", default="rendered")
+    branch: str = spec("Rendered branch.", default="rendered", syntax=GIT_BRANCH)
 
 
 @dataclass(frozen=True)
@@ -213,13 +224,15 @@ class AuditResources:
 class AuditJob:
     """The nightly drift-audit CronJob."""
 
-    schedule: str = spec("Cron schedule: five fields or a macro like @daily.", default="17 3 * * *")
+    schedule: str = spec(
+        "Cron schedule: five fields or a macro like @daily.",
+        default="17 3 * * *",
+        syntax=CRON_SCHEDULE,
+    )
     image: str = spec(
         "Image holding gpu-gitops; default: the published image of the version that rendered.",
         default="",
-        pattern=IMAGE_REFERENCE,
-        hint="is not an image reference; write [registry/]repository[:tag][@sha256:...] in lower "
-        "case, e.g. ghcr.io/example/gpu-gitops:0.1.0",
+        syntax=IMAGE,
     )
     output: Literal["text", "json", "markdown", "prometheus"] = spec(
         "Report format in the job's log.", default="json"
@@ -227,6 +240,7 @@ class AuditJob:
     pushgateway: str | None = spec(
         "Prometheus Pushgateway URL the metrics are pushed to (grouped by job and cluster).",
         default=None,
+        syntax=HTTP_URL,
     )
     alerts: bool = spec(
         "Render a PrometheusRule: high drift, audit incomplete, no successful audit for 36h.",

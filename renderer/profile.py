@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from renderer.errors import Problem, ProfileError
-from renderer.model import DNS_LABEL, GPUProfile
+from renderer.model import GPUProfile
+from renderer.repofiles import read_bytes
+from renderer.rules.syntax import DNS_LABEL
 from renderer.schema import decode
 from renderer.yaml_io import Marks, load_marked, nearest_line
 
@@ -79,25 +81,10 @@ def check_cluster_name(name: str, file: str = "--cluster") -> None:
         )
 
 
-def _read(path: Path, display: str) -> str:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ProfileError(
-                [Problem(display, 0, "", f"file is {size} bytes, over the {MAX_FILE_BYTES} limit")]
-            )
-        # Read at most one byte past the limit: a symlink to /dev/zero has size 0 but no end.
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise ProfileError([Problem(display, 0, "", "file not found")]) from None
-    except OSError as exc:
-        raise ProfileError([Problem(display, 0, "", f"cannot read: {exc.strerror}")]) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ProfileError(
-            [Problem(display, 0, "", f"file is over the {MAX_FILE_BYTES} bytes limit")]
-        )
-    return _decode(data, display)
+def _read(root: Path, rel: str) -> str | None:
+    """The text of the repository file `rel` (None: absent); a link or a special file is refused."""
+    data = read_bytes(root, rel, MAX_FILE_BYTES)
+    return None if data is None else _decode(data, rel)
 
 
 def parse_profile(text: str, file: str, folder: str | None) -> tuple[GPUProfile, Marks]:
@@ -196,11 +183,13 @@ def load_profile(root: Path, name: str) -> LoadedProfile:
     plain = "/" not in name and name not in (".", "..")
     check_cluster_name(name, f"clusters/{name}/" if plain and folder.is_dir() else "--cluster")
     file = f"clusters/{name}/{PROFILE_FILE}"
-    profile, marks = parse_profile(_read(folder / PROFILE_FILE, file), file, name)
-    platform = None
-    if (folder / PLATFORM_FILE).exists():
-        pfile = f"clusters/{name}/{PLATFORM_FILE}"
-        platform = _parse_platform(_read(folder / PLATFORM_FILE, pfile), pfile)
+    text = _read(root, file)
+    if text is None:
+        raise ProfileError([Problem(file, 0, "", "file not found")])
+    profile, marks = parse_profile(text, file, name)
+    pfile = f"clusters/{name}/{PLATFORM_FILE}"
+    ptext = _read(root, pfile)
+    platform = None if ptext is None else _parse_platform(ptext, pfile)
     return LoadedProfile(file, profile, marks, platform)
 
 

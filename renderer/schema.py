@@ -2,7 +2,9 @@
 
 Model classes are frozen dataclasses whose fields carry `spec(...)` metadata. Supported field
 types: str, bool, int, Literal[...], list[T], dict[str, T], T | None and nested model classes. YAML
-keys are the camelCase form of the field name unless `key=` says otherwise.
+keys are the camelCase form of the field name unless `key=` says otherwise. A string field (or the
+strings of a list or mapping field) may follow a `Syntax`: decoding runs its check, the schema
+carries its pattern.
 """
 
 from __future__ import annotations
@@ -13,24 +15,44 @@ import functools
 import re
 import types
 import typing
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import MISSING, dataclass
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+from kubedata.text import shorten
 
 from renderer.errors import Problem, ProfileError
 from renderer.yaml_io import Marks, Path, nearest_line
 
-__all__ = ["decode", "field_path", "json_schema", "spec", "yaml_key"]
+__all__ = ["Syntax", "decode", "field_path", "json_schema", "spec", "yaml_key"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """A grammar a string follows: the regular expression the JSON Schema carries (Python and
+    ECMA-262 alike) and the check decoding runs: what is wrong and how to fix it, or None."""
+
+    pattern: str
+    check: Callable[[str], str | None]
+    max_length: int | None = None
+
+    @classmethod
+    def regex(cls, pattern: str, hint: str) -> Syntax:
+        """A grammar whose check is the pattern itself; `hint` follows the quoted value."""
+
+        def check(value: str) -> str | None:
+            return None if re.fullmatch(pattern, value) else f'"{shorten(value)}" {hint}'
+
+        return cls(pattern, check)
 
 
 @dataclass(frozen=True)
 class _Meta:
     doc: str
     key: str | None
-    pattern: str | None
-    hint: str | None
+    syntax: Syntax | None
 
 
 def spec(
@@ -41,9 +63,13 @@ def spec(
     key: str | None = None,
     pattern: str | None = None,
     hint: str | None = None,
+    syntax: Syntax | None = None,
 ) -> Any:
-    """A model field: its documentation, default, YAML key and an optional regex with a fix hint."""
-    meta = {"gpu": _Meta(doc, key, pattern, hint)}
+    """A model field: its documentation, default, YAML key and the grammar its strings follow
+    (`syntax`, or a regex `pattern` with a fix `hint`)."""
+    if pattern is not None:
+        syntax = Syntax.regex(pattern, hint or f"does not match {pattern}")
+    meta = {"gpu": _Meta(doc, key, syntax)}
     if factory is not MISSING:
         return dataclasses.field(default_factory=factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -78,8 +104,9 @@ def _describe(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     if isinstance(value, str):
-        return f'"{value}" (a string)'
-    return f"{value!r} ({type(value).__name__})"
+        # at most the first line of the value, shortened: never a whole file read as one string
+        return f'"{shorten(value)}" (a string)'
+    return f"{shorten(repr(value))} ({type(value).__name__})"
 
 
 def _hints(cls: Any) -> dict[str, Any]:
@@ -152,8 +179,9 @@ class _Decoder:
                 path, f"expected {_TYPE_NAMES.get(tp, tp.__name__)}, got {_describe(data)}{quote}"
             )
             return None
-        if meta and meta.pattern and isinstance(data, str) and not re.fullmatch(meta.pattern, data):
-            self.error(path, f'"{data}" {meta.hint or "does not match " + meta.pattern}')
+        problem = meta.syntax.check(data) if meta and meta.syntax and tp is str else None
+        if problem:
+            self.error(path, problem)
         return data
 
     def model(self, cls: type[T], data: Any, path: Path) -> T | None:
@@ -188,10 +216,10 @@ def decode(cls: type[T], data: Any, file: str, marks: Marks) -> T:
     return result
 
 
-def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+def _schema(tp: Any, defs: dict[str, Any], syntax: Syntax | None = None) -> dict[str, Any]:
     inner = _optional_inner(tp)
     if inner is not None:
-        return {"anyOf": [_schema(inner, defs), {"type": "null"}]}
+        return {"anyOf": [_schema(inner, defs, syntax), {"type": "null"}]}
     origin = get_origin(tp)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         name = tp.__name__
@@ -202,12 +230,17 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     if origin is Literal:
         return {"enum": list(get_args(tp))}
     if origin is list:
-        return {"type": "array", "items": _schema(get_args(tp)[0], defs)}
+        return {"type": "array", "items": _schema(get_args(tp)[0], defs, syntax)}
     if origin is dict:
-        return {"type": "object", "additionalProperties": _schema(get_args(tp)[1], defs)}
+        return {"type": "object", "additionalProperties": _schema(get_args(tp)[1], defs, syntax)}
     if tp is Any:
         return {}
-    return {"type": {str: "string", bool: "boolean", int: "integer"}[tp]}
+    out: dict[str, Any] = {"type": {str: "string", bool: "boolean", int: "integer"}[tp]}
+    if syntax is not None and tp is str:
+        out["pattern"] = f"^(?:{syntax.pattern})$"
+        if syntax.max_length is not None:
+            out["maxLength"] = syntax.max_length
+    return out
 
 
 def _model_schema(cls: Any, defs: dict[str, Any]) -> dict[str, Any]:
@@ -216,10 +249,8 @@ def _model_schema(cls: Any, defs: dict[str, Any]) -> dict[str, Any]:
     required: list[str] = []
     for f in dataclasses.fields(cls):
         meta: _Meta = f.metadata["gpu"]
-        prop = _schema(hints[f.name], defs)
+        prop = _schema(hints[f.name], defs, meta.syntax)
         prop["description"] = meta.doc
-        if meta.pattern:
-            prop["pattern"] = f"^(?:{meta.pattern})$"
         if f.default is not MISSING and not dataclasses.is_dataclass(f.default):
             prop["default"] = f.default
         if f.default is MISSING and f.default_factory is MISSING:

@@ -24,6 +24,8 @@ if not getattr(yaml, "__with_libyaml__", False):  # pragma: no cover - depends o
 _Loader = yaml.CSafeLoader
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _Dumper = yaml.CSafeDumper
+MAX_DEPTH = 64
+"""Nesting deeper than this is no profile (the deepest path of a profile is six levels)."""
 
 
 class _Builder:
@@ -44,6 +46,8 @@ class _Builder:
             raise self.fail(node, "YAML anchors and aliases are not allowed; write the value out")
         self.seen.add(id(node))
         self.marks.setdefault(path, node.start_mark.line + 1)
+        if len(path) > MAX_DEPTH:
+            raise self.fail(node, f"nested more than {MAX_DEPTH} levels deep; flatten the value")
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_COLLECTIONS:
             raise self._tagged(node)
         if isinstance(node, yaml.MappingNode):

@@ -34,6 +34,7 @@ def _free_port() -> int:
 class Pushgateway:
     def __init__(self) -> None:
         assert BINARY, "prometheus-pushgateway is not installed"
+        self.binary = BINARY
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
@@ -41,7 +42,7 @@ class Pushgateway:
     def __enter__(self) -> Pushgateway:
         self._process = subprocess.Popen(
             [
-                BINARY,
+                self.binary,
                 f"--web.listen-address=127.0.0.1:{self.port}",
                 "--persistence.file=",  # in memory: never the system's /var/lib/prometheus
                 "--log.level=error",

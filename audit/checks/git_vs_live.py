@@ -1,8 +1,10 @@
 """Comparison 1 (DESIGN §6): every object of the desired (rendered) state with the live one.
 
 Why this exists: this is what Flux's kustomize-controller applies, so its drift is classified as
-that controller reverts it. It reads the most: every desired object, listed ahead by kind
-(`Live.prefetch`) rather than read one GET at a time.
+that controller reverts it. An object applied partially (`ssa: Merge`, as the plain-Flux KubeVirt
+overlay is) is git's only where git declares it: its other fields are its creator's, and only
+hand-written GPU wiring among them is drift (collect.py). It reads the most: every desired object,
+listed ahead by kind (`Live.prefetch`) rather than read one GET at a time.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from kubedata.objects import key_of
 
 from audit.checks.flux import applied_by, kustomization_controller
 from audit.compare.pairs import compare_objects
+from audit.findings.classify import is_partial
 from audit.kinds import live_key
 from audit.sources.state import AuditState
 
@@ -35,6 +38,8 @@ def compare_git(state: AuditState) -> None:
             findings.add(findings.missing(obj, controller, "git"))
             continue
         compared = state.compared.setdefault(key_of(live_obj), set())
+        partial = is_partial(obj, live_obj)
         for change in compare_objects(obj, live_obj):
             compared.add(change.pointer)
-            findings.add(findings.from_change(change, live_obj, controller, "git"))
+            finding = findings.from_change(change, live_obj, controller, "git", partial=partial)
+            findings.add(finding)

@@ -33,6 +33,8 @@ def check_nodes(state: AuditState) -> None:
             f"spec.nodes not checked: sandbox workloads are off on variant {spec.variant}"
         )
         return
+    if not state.live.requires("", "Node", "the check of spec.nodes against Node labels"):
+        return
     for node, workload in sorted(spec.nodes.items()):
         key = ObjectKey("", "Node", "", node)
         live_node = state.live.get(key)

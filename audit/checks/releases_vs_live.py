@@ -66,7 +66,7 @@ def load_releases(state: AuditState) -> None:
                 }
             )
         )
-    for (storage, name), controller in sorted(state.release_controllers.items()):
+    for storage, name in sorted(state.release_controllers):
         if storage not in namespaces and is_gpu_object(*HELM_RELEASE, name):
             state.notes.append(
                 f"release {storage}/{name} was not read: its namespace holds no release the "

@@ -60,6 +60,8 @@ def check_vms(state: AuditState) -> None:
         kubevirt = found[0] if len(found) == 1 else None
     if kubevirt is None:
         return
+    if not live.requires(*VIRTUAL_MACHINE, "the check of VirtualMachines' GPU device names"):
+        return
     config = (kubevirt.get("spec") or {}).get("configuration") or {}
     permitted = permitted_resources(config.get("permittedHostDevices"))
     vms = live.list(*VIRTUAL_MACHINE)

@@ -4,7 +4,7 @@ Why this exists: a pair that differs must say where and how, so that each findin
 field that can be attributed to its manager and classified. Equal canonical JSON settles the
 common case (no drift) first; otherwise both trees are walked side by side into changes:
 
-- `removed`: declared in git, absent live;
+- `removed`: declared in git, absent live (an empty list git declares is not, normalize.py);
 - `modified`: different values, or an atomic list (known_types.LIST_RULES) that differs in any
   item: reported once, on the list, with item-level details;
 - `added`: present live only (server-populated fields and injected labels/annotations excepted:
@@ -137,6 +137,8 @@ class _Differ:
                 sub = (*fpath, key)
                 if key in l:
                     self.walk(dv, l[key], (*segs, key), (*ptr, key), sub)
+                elif dv == []:
+                    continue  # declared empty, live empty or absent: the same (normalize.py)
                 else:
                     self.emit(
                         Change("removed", (*segs, key), json_pointer((*ptr, key)), sub, dv, None)
@@ -235,20 +237,41 @@ def _list_details(
         return ("same items, different order",)
     out: list[str] = []
     if keys and all(isinstance(x, dict) for x in (*d, *l)):
-        dmap = {tuple(x.get(k) for k in keys): x for x in d}
-        lmap = {tuple(x.get(k) for k in keys): x for x in l}
-        for k, item in lmap.items():
+        dmap, lmap = _by_key(d, keys), _by_key(l, keys)
+        for side, groups in (("git", dmap), ("live", lmap)):
+            out += [
+                f"duplicate {_item_label(items[0], keys).partition(' -> ')[0]}: {side} lists it "
+                f"{len(items)} times ({'; '.join(_item_label(i, keys) for i in items)})"
+                for items in groups.values()
+                if len(items) > 1
+            ]
+        for k, items in lmap.items():
             if k not in dmap:
-                out.append(f"added {_item_label(item, keys)}")
-            elif canonical(item) != canonical(dmap[k]):
-                out.append(f"changed {_item_label(dmap[k], keys)} to {_item_label(item, keys)}")
-        out += [f"removed {_item_label(item, keys)}" for k, item in dmap.items() if k not in lmap]
+                out += [f"added {_item_label(item, keys)}" for item in items]
+            elif len(items) == len(dmap[k]) == 1 and canonical(items[0]) != canonical(dmap[k][0]):
+                out.append(
+                    f"changed {_item_label(dmap[k][0], keys)} to {_item_label(items[0], keys)}"
+                )
+        out += [
+            f"removed {_item_label(item, keys)}"
+            for k, items in dmap.items()
+            if k not in lmap
+            for item in items
+        ]
         return tuple(out)
     missing = Counter(cd) - Counter(cl)
     extra = Counter(cl) - Counter(cd)
     out += [f"added {_item_label(json.loads(t), None)}" for t in extra.elements()]
     out += [f"removed {_item_label(json.loads(t), None)}" for t in missing.elements()]
     return tuple(out) or ("different order",)
+
+
+def _by_key(items: list[Any], keys: tuple[str, ...]) -> dict[tuple[Any, ...], list[Any]]:
+    """Items grouped by their key fields, every item kept (a key may repeat)."""
+    out: dict[tuple[Any, ...], list[Any]] = {}
+    for item in items:
+        out.setdefault(tuple(item.get(k) for k in keys), []).append(item)
+    return out
 
 
 def compare_normalized(

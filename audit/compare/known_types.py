@@ -26,6 +26,7 @@ __all__ = [
     "SERVER_POPULATED",
     "Default",
     "ListRule",
+    "declared_empty_is_a_value",
     "is_injected",
     "list_rule",
     "server_populated",
@@ -170,6 +171,13 @@ def list_rule(field: str, desired: list[Any], live: list[Any]) -> ListRule:
             ):
                 return ListRule(keys=None, atomic=True, ordered=rule.ordered)
     return rule
+
+
+def declared_empty_is_a_value(field: str) -> bool:
+    """Whether `field: []` in an applied object replaces the live list: so for an atomic list
+    (server-side apply sets it whole), not for a keyed or set list, whose items are merged."""
+    rule = LIST_RULES.get(field, ATOMIC)
+    return not callable(rule) and rule.atomic
 
 
 # -- server-populated fields ---------------------------------------------------------------------

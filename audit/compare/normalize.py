@@ -13,7 +13,9 @@
   durations likewise (`10m` = `600s`);
 - integral floats become ints (YAML `1.0`), YAML timestamps become RFC 3339 strings;
 - null, empty lists and empty maps are removed ("empty vs absent"), except empty maps in groups
-  where they are flags (KubeVirt's `disableSerialConsoleLog: {}`).
+  where they are flags (KubeVirt's `disableSerialConsoleLog: {}`), and, on the declared side
+  (`declared=True`), empty atomic lists: `featureGates: []` in git is a value server-side apply
+  writes, replacing whatever list is live (the differ does not count it against an absent list).
 Injected labels/annotations and server-populated fields are not removed here: they are ignored by
 the comparison only when git does not declare them (differ.py), so a declared one still counts.
 """
@@ -39,6 +41,7 @@ from audit.compare.known_types import (
     EMPTY_MAP_IS_A_VALUE,
     QUANTITY_PATHS,
     SERVER_METADATA,
+    declared_empty_is_a_value,
 )
 from audit.compare.patterns import matches, select
 from audit.compare.quantity import QuantityError, canonical_quantity
@@ -174,24 +177,27 @@ def _typed_values(obj: KubeObject, group: str) -> None:
                 container[key] = canonical_duration(container[key])
 
 
-def _prune(value: Any, keep_empty_maps: bool) -> Any:
-    """Drop None, [] and {} (the latter only when not flags), bottom-up, in place (the value is
-    normalize's own copy)."""
+def _prune(value: Any, keep_empty_maps: bool, declared: bool) -> Any:
+    """Drop None, [] and {} (the latter only when not flags; the former kept where `declared`
+    and the list is atomic), bottom-up, in place (the value is normalize's own copy)."""
     if type(value) in _ATOMS:
         return value
     if isinstance(value, dict):
         empty = []
         for key, child in value.items():
             if type(child) not in _ATOMS:
-                child = value[key] = _prune(child, keep_empty_maps)
-            if child is None or child == [] or (child == {} and not keep_empty_maps):
+                child = value[key] = _prune(child, keep_empty_maps, declared)
+            drop_list = child == [] and not (declared and declared_empty_is_a_value(key))
+            if child is None or drop_list or (child == {} and not keep_empty_maps):
                 empty.append(key)
         for key in empty:
             del value[key]
         return value
     if isinstance(value, list):
         return [
-            v if type(v) in _ATOMS else _prune(v, keep_empty_maps) for v in value if v is not None
+            v if type(v) in _ATOMS else _prune(v, keep_empty_maps, declared)
+            for v in value
+            if v is not None
         ]
     return value
 
@@ -218,8 +224,9 @@ def _copy(obj: KubeObject) -> KubeObject:
     return out
 
 
-def normalize(obj: KubeObject) -> KubeObject:
-    """The canonical form of one object (see the module docstring)."""
+def normalize(obj: KubeObject, declared: bool = False) -> KubeObject:
+    """The canonical form of one object (see the module docstring); `declared`: the object is
+    what git or a release declares, not what is live."""
     out: KubeObject = _copy(obj)
     api_version = str(out.get("apiVersion", ""))
     group = api_version.rpartition("/")[0]
@@ -236,5 +243,5 @@ def normalize(obj: KubeObject) -> KubeObject:
     if (group, kind) == ("cozystack.io", "Package") and meta and meta.get("name") == PLATFORM:
         drop_platform_chart_defaults(out)
     _typed_values(out, group)
-    pruned: KubeObject = _prune(out, group in EMPTY_MAP_IS_A_VALUE)
+    pruned: KubeObject = _prune(out, group in EMPTY_MAP_IS_A_VALUE, declared)
     return pruned

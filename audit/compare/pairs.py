@@ -92,4 +92,4 @@ def compare_objects(
     """Normalize both sides, then compare (unless the raw pair is certainly unchanged)."""
     if scope is None and unchanged(desired, live):
         return []
-    return compare_normalized(normalize(desired), normalize(live), scope)
+    return compare_normalized(normalize(desired, declared=True), normalize(live), scope)

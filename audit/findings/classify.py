@@ -47,9 +47,13 @@ from audit.findings.finding import Finding, Revert
 from audit.kube.selectors import target_matches
 
 __all__ = [
+    "GITOPS_MANAGERS",
+    "OPERATOR_MANAGERS",
     "Controller",
     "IgnoreRule",
     "classify",
+    "is_gitops_or_operator",
+    "is_partial",
     "is_takeover_manager",
 ]
 
@@ -93,6 +97,32 @@ class Controller:
     """Not found live: classified as the design expects it to run."""
 
 
+GITOPS_MANAGERS = frozenset(
+    {
+        "kustomize-controller",  # Flux: server-side apply (fluxcd/pkg ssa)
+        "flux-client-side-apply",  # Flux: its client-side apply fallback
+        "helm-controller",
+        "helm",  # Helm 3 CLI (csa: Update) and Helm 4 (ssa: Apply)
+        "Helm",
+    }
+)
+"""Field managers of Flux and Helm: what they write is what git or a release declares."""
+OPERATOR_MANAGERS: dict[tuple[str, str], frozenset[str]] = {
+    # the operator that owns the CR and may write its spec (manager names as they appear in
+    # managedFields of the real objects under tests/data/real/)
+    ("kubevirt.io", "KubeVirt"): frozenset(
+        {"virt-operator", "hyperconverged-cluster-operator", "harvester"}
+    ),
+    ("nvidia.com", "ClusterPolicy"): frozenset({"gpu-operator"}),
+    ("cozystack.io", "Package"): frozenset({"cozystack-operator"}),
+}
+
+
+def is_gitops_or_operator(manager: str, group: str, kind: str) -> bool:
+    """Whether `manager` is Flux, Helm or the operator of objects of this kind."""
+    return manager in GITOPS_MANAGERS or manager in OPERATOR_MANAGERS.get((group, kind), ())
+
+
 _TAKEOVER_PREFIX = "kubectl"
 _BEFORE_FIRST_APPLY = "before-first-apply"
 _KUSTOMIZE = "kustomize-controller"
@@ -118,6 +148,14 @@ def _object_opt_out(obj: dict[str, Any] | None, key: str, values: Sequence[str])
         if value and value in values:
             return True
     return False
+
+
+def is_partial(*objects: dict[str, Any] | None) -> bool:
+    """Applied with `kustomize.toolkit.fluxcd.io/ssa: Merge` (on the git or the live object):
+    git owns the fields it declares, the object's creator the rest."""
+    return any(
+        _object_opt_out(obj, "kustomize.toolkit.fluxcd.io/ssa", ("merge",)) for obj in objects
+    )
 
 
 def classify(
@@ -173,7 +211,7 @@ def _kustomize(
     # added: a field git does not declare
     if not owners:
         return "unknown", None, True, "no managedFields entry owns it"
-    merge = _object_opt_out(live_obj, "kustomize.toolkit.fluxcd.io/ssa", ("merge",))
+    merge = is_partial(live_obj)
     others = sorted({o.manager for o in owners if not is_takeover_manager(o)})
     if not others and not merge:
         return (
@@ -219,7 +257,9 @@ def _helm(
             return "next-reconcile", release, False, "helm-controller recreates it (mode enabled)"
         return "next-upgrade", release, mode == "disabled", "the next upgrade recreates it"
     if finding.type == "added":
-        if owners and all(o.manager in _HELM_MANAGERS for o in owners):
+        if not owners:
+            return "unknown", release, True, "no managedFields entry owns it"
+        if all(o.manager in _HELM_MANAGERS for o in owners):
             return "next-upgrade", release, True, "left by an earlier revision of the release"
         return (
             "never",

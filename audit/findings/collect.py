@@ -13,8 +13,8 @@ from typing import Any
 from kubedata.objects import KubeObject, json_pointer
 
 from audit.compare.differ import Change
-from audit.findings.attribute import ManagedEntry, attribute, managed_entries
-from audit.findings.classify import Controller, classify
+from audit.findings.attribute import Attribution, ManagedEntry, attribute, managed_entries
+from audit.findings.classify import Controller, classify, is_gitops_or_operator
 from audit.findings.finding import (
     SEVERITIES,
     Comparison,
@@ -25,7 +25,7 @@ from audit.findings.finding import (
 )
 from audit.findings.provenance import ProfileContext, explain
 from audit.findings.redact import scrub
-from audit.findings.severity import severity_of
+from audit.findings.severity import is_gpu_path, severity_of
 
 __all__ = ["Findings", "dedup", "message"]
 
@@ -44,6 +44,8 @@ class Findings:
         """Live-only fields no manager wrote: the API server's defaulting (noise, noted)."""
         self.unattributable: set[str] = set()
         """Objects whose drift cannot be attributed: they carry no managedFields."""
+        self.creators_fields = 0
+        """Live-only fields of partially applied objects, left to the object's creator (noise)."""
 
     def add(self, finding: Finding | None) -> None:
         if finding is not None:
@@ -81,19 +83,25 @@ class Findings:
         controller: Controller,
         comparison: Comparison,
         context: str = "",
+        partial: bool = False,
     ) -> Finding | None:
-        """The finding of one change; None for noise (a reorder, an API default)."""
+        """The finding of one change; None for noise (a reorder, an API default, a field of a
+        `partial` object that git does not declare and is not GPU wiring written by hand)."""
         if change.kind == "reordered":
             self.reordered.append(f"{ObjectRef.of(live_obj)} {change.pointer}")
             return None
         entries = managed_entries(live_obj)
-        if not entries:
-            self.unattributable.add(str(ObjectRef.of(live_obj)))
         attribution = attribute(entries, change.segments, subtree=change.kind == "added")
         if change.kind == "added" and not attribution.attributed and attribution.has_managed_fields:
             # live-only, and no manager ever wrote it: the API server's defaulting did
             self.defaults_ignored += 1
             return None
+        if change.kind == "added" and partial and not _hand_wiring(change, live_obj, attribution):
+            # git owns only what it declares: the rest is the creator's (DESIGN §6)
+            self.creators_fields += 1
+            return None
+        if not entries:
+            self.unattributable.add(str(ObjectRef.of(live_obj)))
         finding = Finding(
             type=change.kind,
             object=ObjectRef.of(live_obj),
@@ -144,6 +152,18 @@ class Findings:
         )
         return self.finish(finding, controller, (), None, ())
 
+    def warnings(self) -> list[str]:
+        """What limits the whole report, said once at its top."""
+        if not self.unattributable:
+            return []
+        return [
+            "attribution needs managedFields: "
+            f"{len(self.unattributable)} drifted object(s) carry none "
+            f"({', '.join(sorted(self.unattributable))}), so who changed them, and whether "
+            "anything reverts what git does not declare, is unknown; capture live state with "
+            "`kubectl get --show-managed-fields -o yaml`"
+        ]
+
     def noise_notes(self) -> list[str]:
         """What was not reported, and why."""
         notes = []
@@ -153,11 +173,11 @@ class Findings:
                 f"{len(reordered)} list(s) only reordered (order carries no meaning there, "
                 f"not drift): {'; '.join(reordered)}"
             )
-        if self.unattributable:
+        if self.creators_fields:
             notes.append(
-                f"{len(self.unattributable)} drifted object(s) carry no managedFields, so who "
-                f"changed them is unknown ({', '.join(sorted(self.unattributable))}); dump "
-                "snapshots with kubectl get -o yaml --show-managed-fields"
+                f"{self.creators_fields} live-only field(s) of partially applied objects "
+                "(kustomize.toolkit.fluxcd.io/ssa: Merge) belong to the objects' creators and "
+                "were not reported"
             )
         if self.defaults_ignored:
             notes.append(
@@ -165,6 +185,17 @@ class Findings:
                 "were not reported"
             )
         return notes
+
+
+def _hand_wiring(change: Change, live_obj: KubeObject, attribution: Attribution) -> bool:
+    """GPU wiring that no GitOps controller or the object's operator wrote (or, without
+    managedFields, that nobody can vouch for): drift even where git does not declare it."""
+    ref = ObjectRef.of(live_obj)
+    if not is_gpu_path(ref.group, ref.kind, ref.name, change.field_path):
+        return False
+    return not attribution.attributed or any(
+        not is_gitops_or_operator(m.manager, ref.group, ref.kind) for m in attribution.managers
+    )
 
 
 def message(finding: Finding, context: str, why: str) -> str:

@@ -62,6 +62,12 @@ def _kubevirt(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Sou
     base = ("spec", "configuration")
     if fp[:3] == (*base, "permittedHostDevices"):
         src = ctx.source(("spec", "devices"))
+        if any(d.startswith("duplicate ") for d in f.details):
+            return src, (
+                f"delete the duplicate entries from the live {f.object} (kubectl edit), keeping "
+                f"the one spec.devices of {src.file} declares: a selector may appear once there, "
+                f"and virt-handler advertises one resource per selector; {cons}"
+            )
         if f.type == "removed":
             return src, (
                 f"the device list lost entries git declares: restore them, or remove them from "

@@ -13,7 +13,8 @@ Severity rules:
   medium  other paths of GPU objects that survive the next reconcile; unmanaged GPU objects;
           suspended GPU or git-delivery Flux objects; Node workload labels
   low     everything else: metadata, non-GPU objects, drift the next reconcile removes
-  info    live-only fields of objects without managedFields (a default cannot be told from an edit)
+  info    live-only fields of objects without managedFields (a default cannot be told from an
+          edit), except GPU wiring, which no default explains: high
 """
 
 from __future__ import annotations
@@ -95,10 +96,10 @@ def severity_of(finding: Finding, field_path: tuple[str, ...] = ()) -> Severity:
         return "medium" if gpu_object or ref.kind in ("Kustomization", "GitRepository") else "low"
     if finding.type == "missing":
         return "high" if gpu_object else "medium"
+    if is_gpu_path(ref.group, ref.kind, ref.name, field_path):
+        return "high"  # whoever wrote it, managedFields or not (DESIGN §6)
     if finding.type == "added" and not finding.attributed:
         return "info"
-    if is_gpu_path(ref.group, ref.kind, ref.name, field_path):
-        return "high"
     if field_path[:1] == ("metadata",):
         return "low"
     if gpu_object and finding.revert in ("never", "next-upgrade", "unknown"):

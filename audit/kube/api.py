@@ -1,8 +1,8 @@
 """Read-only Kubernetes API client on httpx: discovery, get, and whole lists or nothing.
 
-Every read either completes or raises. Retried: 429 (after Retry-After), 500/502/503/504,
-connection errors, timeouts, truncated or undecodable bodies; bounded attempts with exponential
-backoff and jitter. A list pages with `limit`/`continue` and restarts from the first page when its
+Every read either completes or raises. Retried under the one policy of kubedata.retry: 429 (after
+Retry-After), 500/502/503/504, connection errors, timeouts, truncated or undecodable bodies. A
+list pages with `limit`/`continue` and restarts from the first page when its
 continue token expires (410); when attempts or restarts run out it raises IncompleteReadError, never
 returns the part it read. Any other error Status becomes a KubeApiError carrying its reason.
 
@@ -24,38 +24,24 @@ import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
+from kubedata.errors import RetriesExhausted
 from kubedata.objects import KubeObject, ObjectKey
+from kubedata.retry import TRANSIENT_STATUS, Retry, RetryPolicy, retry_after, with_retries
 
 from audit.errors import IncompleteReadError, KubeApiError
 from audit.kube.auth import build_auth, build_ssl_context
 from audit.kube.discovery import ApiResource, Discovery
 from audit.kube.kubeconfig import ClusterConfig
 
-__all__ = ["DEFAULT_TIMEOUT", "KubeApi", "RetryPolicy", "decode_json", "paused_gc"]
+__all__ = ["DEFAULT_TIMEOUT", "KubeApi", "decode_json", "paused_gc"]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
-RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 USER_AGENT = "gpu-gitops-audit/0.1"
 
 Objects = builtins.list[KubeObject]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 5
-    """Tries per request, the first included."""
-    backoff: float = 0.25
-    """First delay in seconds; doubled per retry, up to `backoff_max`, with jitter."""
-    backoff_max: float = 8.0
-    retry_after_max: float = 60.0
-    """A longer Retry-After is capped here rather than waited out."""
-    list_restarts: int = 3
-    """How many times a list may start over after its continue token expired."""
 
 
 @contextmanager
@@ -85,19 +71,6 @@ def decode_json(body: bytes, pause_gc: bool = True) -> Any:
     """json.loads with the cyclic GC paused (nothing decoded is garbage yet)."""
     with paused_gc(pause_gc):
         return json.loads(body)
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
 
 
 def _status(response: httpx.Response) -> tuple[str, str]:
@@ -132,7 +105,8 @@ class KubeApi:
 
     `requests`, `retries` and `restarts` count what it did, for reports and tests. `transport`
     replaces the network (then TLS settings are the transport's); `sleep` and `rng` make the
-    backoff testable.
+    backoff testable. `list_restarts`: how many times a list may start over after its continue
+    token expired.
     """
 
     def __init__(
@@ -145,9 +119,11 @@ class KubeApi:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         pause_gc: bool = True,
+        list_restarts: int = 3,
     ) -> None:
         self.config = config
         self.retry = retry or RetryPolicy()
+        self.list_restarts = list_restarts
         self._sleep, self._rng, self._pause_gc = sleep, rng or random.Random(), pause_gc
         ssl_context = build_ssl_context(config) if config.server.startswith("https:") else None
         self._client = httpx.Client(
@@ -179,18 +155,13 @@ class KubeApi:
 
     # -- transport --------------------------------------------------------------------------
 
-    def _backoff(self, attempt: int) -> float:
-        ceiling = min(self.retry.backoff_max, self.retry.backoff * 2.0 ** (attempt - 1))
-        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)  # "equal jitter": never 0
-
     def fetch(self, path: str, what: str, params: dict[str, Any] | None = None) -> Any:
         """GET and decode one JSON document, retrying what can be retried."""
-        reason = ""
-        for attempt in range(1, self.retry.attempts + 1):
-            if attempt > 1:
-                self.retries += 1
+
+        def attempt(n: int) -> Any:
             self.requests += 1
-            delay = self._backoff(attempt)
+            if n > 1:
+                self.retries += 1
             try:
                 response = self._client.get(path, params=params, extensions=self._extensions)
             except httpx.TransportError as exc:
@@ -200,33 +171,31 @@ class KubeApi:
                         "certificate-authority, tls-server-name and client certificate in use",
                         reason="TLSError",
                     ) from None
-                reason = f"{type(exc).__name__}: connection failed or body cut short"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return decode_json(response.content, self._pause_gc)
-                    except ValueError:
-                        reason = "the response body is not valid JSON (truncated?)"
-                elif response.status_code in RETRY_STATUS:
-                    status_reason, _ = _status(response)
-                    reason = f"HTTP {response.status_code} {status_reason}"
-                    if (after := _retry_after(response)) is not None:
-                        delay = max(delay, min(after, self.retry.retry_after_max))
-                else:
-                    status_reason, message = _status(response)
-                    hint = _HINTS.get(response.status_code, "")
-                    raise KubeApiError(
-                        f"{what}: {response.status_code} {status_reason}: {message or '-'}"
-                        + (f"; {hint}" if hint else ""),
-                        status=response.status_code,
-                        reason=status_reason,
-                    )
-            if attempt < self.retry.attempts:
-                self._sleep(delay)
-        raise IncompleteReadError(
-            f"{what}: gave up after {self.retry.attempts} attempts ({reason}); "
-            "check the API server's health and rerun"
-        )
+                return Retry(f"{type(exc).__name__}: connection failed or body cut short")
+            if response.status_code == 200:
+                try:
+                    return decode_json(response.content, self._pause_gc)
+                except ValueError:
+                    return Retry("the response body is not valid JSON (truncated?)")
+            status_reason, message = _status(response)
+            if response.status_code in TRANSIENT_STATUS:
+                after = retry_after(response.headers.get("Retry-After"), time.time())
+                return Retry(f"HTTP {response.status_code} {status_reason}", after)
+            hint = _HINTS.get(response.status_code, "")
+            raise KubeApiError(
+                f"{what}: {response.status_code} {status_reason}: {message or '-'}"
+                + (f"; {hint}" if hint else ""),
+                status=response.status_code,
+                reason=status_reason,
+            )
+
+        try:
+            return with_retries(self.retry, attempt, sleep=self._sleep, rng=self._rng)
+        except RetriesExhausted as exc:
+            raise IncompleteReadError(
+                f"{what}: gave up after {exc.attempts} attempts ({exc.why}); "
+                "check the API server's health and rerun"
+            ) from None
 
     # -- discovery --------------------------------------------------------------------------
 
@@ -289,7 +258,7 @@ class KubeApi:
             base["labelSelector"] = label_selector
         if field_selector:
             base["fieldSelector"] = field_selector
-        for _ in range(self.retry.list_restarts + 1):
+        for _ in range(self.list_restarts + 1):
             try:
                 return self._pages(path, base, resource, what)
             except KubeApiError as exc:
@@ -297,7 +266,7 @@ class KubeApi:
                     raise
                 self.restarts += 1  # the continue token expired: start over for a consistent list
         raise IncompleteReadError(
-            f"{what}: the list expired (410) {self.retry.list_restarts + 1} times before it was "
+            f"{what}: the list expired (410) {self.list_restarts + 1} times before it was "
             "read whole; the server compacts faster than the pages arrive: rerun"
         )
 

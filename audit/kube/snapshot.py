@@ -5,6 +5,11 @@ single object, a `List` (`kubectl get` of several objects) or an `XList` (a raw 
 items lack apiVersion and kind), or several YAML documents. Objects come out as the API client
 returns them: plain dicts with apiVersion and kind, in file order. The same object twice with
 different content is an error: the snapshot would not say which one is live.
+
+A snapshot says nothing about kinds it does not hold: the audit treats such a kind as not read
+(live.py). An empty `List` (what `kubectl get KIND -A -o yaml` prints when there is none) names no
+kind; a file holding one, named after the resource (`nodes.yaml`,
+`virtualmachines.kubevirt.io.yaml`), says that none exist (`empty_lists`).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from kubedata.objects import KubeObject, ObjectKey, key_of
 
 from audit.errors import SnapshotError
 
-__all__ = ["SUFFIXES", "load_snapshot", "read_snapshot_file"]
+__all__ = ["SUFFIXES", "empty_lists", "load_snapshot", "read_snapshot_file"]
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -95,17 +100,37 @@ def read_snapshot_file(path: Path) -> list[KubeObject]:
     return objects
 
 
-def load_snapshot(folder: Path) -> list[KubeObject]:
-    """Every object under `folder`, files in path order; SnapshotError names file and line."""
-    if not folder.is_dir():
-        raise SnapshotError(f"snapshot folder {folder} does not exist: check --snapshot")
-    files = sorted(
+def _files(folder: Path) -> list[Path]:
+    return sorted(
         p
         for p in folder.rglob("*")
         if p.suffix in SUFFIXES
         and p.is_file()
         and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
+
+
+def empty_lists(folder: Path) -> frozenset[str]:
+    """Names (file name without suffix) of the files that hold nothing but empty lists."""
+    out = set()
+    for path in _files(folder):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "items: []" not in text and '"items": []' not in text:
+            continue  # cheap filter: only such files can hold an empty list
+        documents = (
+            _json_documents(path, text) if path.suffix == ".json" else _yaml_documents(path, text)
+        )
+        docs = [doc for _, doc in documents if doc is not None]
+        if docs and all(isinstance(d, dict) and d.get("items") == [] for d in docs):
+            out.add(path.name.removesuffix(path.suffix))
+    return frozenset(out)
+
+
+def load_snapshot(folder: Path) -> list[KubeObject]:
+    """Every object under `folder`, files in path order; SnapshotError names file and line."""
+    if not folder.is_dir():
+        raise SnapshotError(f"snapshot folder {folder} does not exist: check --snapshot")
+    files = _files(folder)
     if not files:
         raise SnapshotError(f"snapshot folder {folder} holds no .yaml, .yml or .json file")
     objects: list[KubeObject] = []

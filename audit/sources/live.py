@@ -7,6 +7,10 @@ and the audit is then reported incomplete (never clean). A 401 stops it: nothing
 Many objects of one kind are read with one list rather than a GET each (`Live.prefetch`): an audit
 of 20,000 git objects is then ~40 list pages, not 20,000 requests. The list is optional: where it
 is refused or fails, the objects are read one by one as before, and only those reads count.
+A snapshot may lack a kind altogether; the objects of such a kind are not read, not absent: a
+`get` of one, or a check that `requires` the kind, records the kind and the command that captures
+it, and the audit is incomplete.
+
 Secrets are never listed whole: per namespace, only those labelled as applied by the audited Flux
 Kustomization are listed (the Secrets git declares), and any declared one not among them is read
 by name, so no Secret git does not declare is read.
@@ -21,6 +25,7 @@ from typing import Protocol
 from kubedata.objects import KubeObject, ObjectKey, key_of
 
 from audit.errors import IncompleteReadError, KubeApiError
+from audit.kinds import resource_name
 from audit.kube.api import KubeApi
 from audit.kube.selectors import selector_matches
 
@@ -52,6 +57,9 @@ class Reader(Protocol):
     def get(self, key: ObjectKey) -> KubeObject | None:
         """One object, None when absent (or its kind is not served)."""
 
+    def captured(self, group: str, kind: str) -> bool:
+        """Whether the reader can tell which objects of the kind exist (a snapshot may lack it)."""
+
     def prefetch(
         self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
     ) -> Objects | None:
@@ -61,9 +69,11 @@ class Reader(Protocol):
 
 
 class SnapshotReader:
-    """A snapshot folder's objects: what was dumped is what exists."""
+    """A snapshot folder's objects: what was dumped is what exists, of the kinds it holds."""
 
-    def __init__(self, objects: Iterable[KubeObject]) -> None:
+    def __init__(self, objects: Iterable[KubeObject], empty: Iterable[str] = ()) -> None:
+        self.empty = frozenset(empty)
+        """Resource names dumped as empty lists (snapshot.empty_lists): none exist."""
         self.by_key: dict[ObjectKey, KubeObject] = {}
         self.by_kind: dict[tuple[str, str], list[KubeObject]] = {}
         for obj in objects:
@@ -100,6 +110,9 @@ class SnapshotReader:
         self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
     ) -> Objects | None:
         return None  # everything is in memory already
+
+    def captured(self, group: str, kind: str) -> bool:
+        return (group, kind) in self.by_kind or resource_name(group, kind) in self.empty
 
 
 class ApiReader:
@@ -150,6 +163,9 @@ class ApiReader:
             return whole.get((key.namespace if resource.namespaced else "", key.name))
         return self.api.get(key if resource.namespaced else key._replace(namespace=""))
 
+    def captured(self, group: str, kind: str) -> bool:
+        return True  # the API answers for every kind (not served: none exist)
+
 
 class Live:
     """Reads through a Reader, caching, and turning read failures into recorded problems."""
@@ -161,6 +177,7 @@ class Live:
         self._gets: dict[ObjectKey, KubeObject | None] = {}
         self.unread: set[ObjectKey] = set()
         """Objects whose read failed: their absence proves nothing."""
+        self._lacking: set[tuple[str, str]] = set()
 
     def _failed(self, exc: Exception) -> None:
         message = str(exc)
@@ -219,7 +236,29 @@ class Live:
         for obj in found:
             self._gets.setdefault(key_of(obj), obj)
 
+    def requires(self, group: str, kind: str, check: str) -> bool:
+        """Whether objects of the kind can be read; if not (a snapshot without them), the check
+        is not done and the audit incomplete, with the command that captures the kind."""
+        if self.reader.captured(group, kind):
+            return True
+        if (group, kind) not in self._lacking:
+            self._lacking.add((group, kind))
+            resource = resource_name(group, kind)
+            self._failed(
+                Exception(
+                    f"the snapshot holds no {kind} ({resource}), so {check} was not done: "
+                    f"capture it with `kubectl get {resource} -A --show-managed-fields -o yaml "
+                    f"> {resource}.yaml`"
+                )
+            )
+        return False
+
     def get(self, key: ObjectKey) -> KubeObject | None:
+        if key not in self._gets and not self.requires(
+            key.group, key.kind, "the comparison of objects of that kind"
+        ):
+            self._gets[key] = None
+            self.unread.add(key)
         if key not in self._gets:
             try:
                 self._gets[key] = self.reader.get(key)

@@ -1,8 +1,9 @@
 """The rules of DESIGN §4 that a decoded profile must follow (sources: research/cozystack.md §7).
 
 Each check adds Problems (errors or warnings) naming the file, line, field and the fix. The device
-rules are in device_rules.py, the platform rules in platform_rules.py; HAMi, the nodes and the
-audit job are checked here. Pure: works on a LoadedProfile, reads no files.
+rules are in device_rules.py, the platform rules in platform_rules.py; HAMi and the nodes are
+checked here (the audit job's fields are syntax, checked as they are decoded: syntax.py).
+Pure: works on a LoadedProfile, reads no files.
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 import re
 
 from renderer.errors import Problem
-from renderer.model import DNS_SUBDOMAIN
 from renderer.profile import LoadedProfile
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_vgpu, check_wiring
 from renderer.rules.platform import check_platform
-from renderer.rules.syntax import cron_problem, url_problem
+from renderer.rules.syntax import DNS_SUBDOMAIN
 from renderer.yaml_io import Path
 
 __all__ = ["check_profile"]
@@ -61,19 +61,7 @@ def _hami_and_nodes(c: RuleChecker) -> None:
         )
 
 
-def _audit(c: RuleChecker) -> None:
-    audit = c.spec.audit
-    if audit is None:
-        return
-    problem = cron_problem(audit.schedule)
-    if problem:
-        c.add(("spec", "audit", "schedule"), problem)
-    problem = url_problem(audit.pushgateway) if audit.pushgateway is not None else None
-    if problem:
-        c.add(("spec", "audit", "pushgateway"), problem)
-
-
-_CHECKS = (check_platform, check_devices, check_wiring, check_vgpu, _hami_and_nodes, _audit)
+_CHECKS = (check_platform, check_devices, check_wiring, check_vgpu, _hami_and_nodes)
 
 
 def check_profile(lp: LoadedProfile) -> list[Problem]:

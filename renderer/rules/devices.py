@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
-from renderer.model import DNS_SUBDOMAIN
 from renderer.rules.checker import RuleChecker
+from renderer.rules.syntax import DNS_SUBDOMAIN
 from renderer.yaml_io import Path
 
 __all__ = ["check_devices", "check_vgpu", "check_wiring"]

@@ -2,7 +2,8 @@
 
 Label selectors: `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`, comma-joined.
 Field selectors: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=` (what every type
-supports; type-specific fields such as `spec.nodeName` are not served).
+supports), plus the type-specific fields of the kinds the auditor lists (KIND_FIELDS); any other
+field is refused with 400, as the real server refuses a field its type does not select on.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["SelectorError", "field_matcher", "label_matcher"]
+__all__ = ["KIND_FIELDS", "SelectorError", "field_matcher", "label_matcher"]
 
 Matcher = Callable[[Mapping[str, Any]], bool]
 
@@ -21,6 +22,18 @@ _REQ = re.compile(
     r"|\s+(?P<set>in|notin)\s*\((?P<values>[^)]*)\))?)\s*(?:,|$)"
 )
 _FIELDS = {"metadata.name": "name", "metadata.namespace": "namespace"}
+FieldValue = Callable[[Mapping[str, Any]], str]
+
+
+def _unschedulable(obj: Mapping[str, Any]) -> str:
+    return "true" if (obj.get("spec") or {}).get("unschedulable") is True else "false"
+
+
+KIND_FIELDS: dict[tuple[str, str], dict[str, FieldValue]] = {
+    # kubernetes pkg/registry/core/node/strategy.go NodeToSelectableFields
+    ("", "nodes"): {"spec.unschedulable": _unschedulable},
+}
+"""(group, plural) -> selectable field -> its value in an object, beyond the metadata ones."""
 
 
 class SelectorError(ValueError):
@@ -71,20 +84,27 @@ def label_matcher(text: str) -> Matcher:
     return match
 
 
-def field_matcher(text: str) -> Matcher:
-    """A predicate on metadata.name / metadata.namespace."""
-    checks: list[tuple[str, str, bool]] = []
+def field_matcher(text: str, kind_fields: Mapping[str, FieldValue] | None = None) -> Matcher:
+    """A predicate on metadata.name / metadata.namespace and the type's own `kind_fields`."""
+    extra = kind_fields or {}
+    checks: list[tuple[FieldValue, str, bool]] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         parsed = re.fullmatch(r"([\w.]+)\s*(==|=|!=)\s*(.*)", part)
         if not parsed:
             raise SelectorError(f"invalid selector: {part!r}; can't understand it")
         field, op, value = parsed.groups()
-        if field not in _FIELDS:
+        if field in _FIELDS:
+            checks.append((_meta_field(_FIELDS[field]), value, op == "!="))
+        elif field in extra:
+            checks.append((extra[field], value, op == "!="))
+        else:
             raise SelectorError(f"field label not supported: {field}")
-        checks.append((_FIELDS[field], value, op == "!="))
 
     def match(obj: Mapping[str, Any]) -> bool:
-        meta = obj.get("metadata") or {}
-        return all((str(meta.get(f) or "") == v) != neg for f, v, neg in checks)
+        return all((read(obj) == v) != neg for read, v, neg in checks)
 
     return match
+
+
+def _meta_field(name: str) -> FieldValue:
+    return lambda obj: str((obj.get("metadata") or {}).get(name) or "")

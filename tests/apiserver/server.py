@@ -35,7 +35,7 @@ from tests.apiserver.faults import Faults
 from tests.apiserver.pki import CertificateAuthority, KeyPair
 from tests.apiserver.rbac import SERVICE_ACCOUNT_PREFIX, Attributes, allowed
 from tests.apiserver.resources import Resource, api_versions, group_doc, group_list, resource_list
-from tests.apiserver.selectors import SelectorError, field_matcher, label_matcher
+from tests.apiserver.selectors import KIND_FIELDS, SelectorError, field_matcher, label_matcher
 from tests.apiserver.store import Expired, InvalidContinue, Store
 from tests.apiserver.wire import Answer, HTTPServer, RequestRecord, User
 
@@ -285,7 +285,13 @@ class ApiServer:
         try:
             limit = int(query.get("limit") or 0)
             label = label_matcher(query["labelSelector"]) if query.get("labelSelector") else None
-            fields = field_matcher(query["fieldSelector"]) if query.get("fieldSelector") else None
+            fields = (
+                field_matcher(
+                    query["fieldSelector"], KIND_FIELDS.get((resource.group, resource.plural))
+                )
+                if query.get("fieldSelector")
+                else None
+            )
         except (ValueError, SelectorError) as exc:
             return Answer(400, responses.status_body(400, str(exc)))
         match = None
@@ -295,8 +301,13 @@ class ApiServer:
             page = self.store.list_page(
                 resource, namespace, match, limit, query.get("continue", "")
             )
-        except Expired:
-            return Answer(410, responses.status_body(410, responses.EXPIRED_MESSAGE, "Expired"))
+        except Expired as exc:
+            # as etcd3's handleCompactedErrorForPaging: a fresh token that continues the list at
+            # the latest resourceVersion (inconsistent), in the Status's metadata.continue
+            fresh = {"continue": exc.fresh_token}
+            return Answer(
+                410, responses.status_body(410, responses.EXPIRED_MESSAGE, "Expired", meta=fresh)
+            )
         except InvalidContinue as exc:
             return Answer(400, responses.status_body(400, str(exc)))
         if table:

@@ -3,7 +3,9 @@
 Like etcd behind kube-apiserver: every write takes the next resourceVersion; a paginated list reads
 a snapshot at the resourceVersion of its first page, so later pages are consistent whatever is
 written meanwhile; `compact()` drops old snapshots, and a continue token pointing at one gets 410
-Expired. At most `max_snapshots` are kept (older ones are compacted away).
+Expired with a fresh token (rv -1) that continues after the same key at the latest state, as the
+real server's Status carries in metadata.continue. At most `max_snapshots` are kept (older ones
+are compacted away).
 
 Server-set metadata on write: uid, resourceVersion, creationTimestamp, generation (custom resources
 and Deployments: bumped when anything outside metadata and status changes), managedFields. Objects
@@ -40,10 +42,18 @@ from tests.apiserver.resources import BUILTINS, Resource, resource_from_crd
 __all__ = ["Expired", "InvalidContinue", "Page", "Store", "Stored"]
 
 _GENERATION_BUILTINS = frozenset({"Deployment", "CustomResourceDefinition"})
+LATEST = -1
+"""resourceVersion of a continue token that reads the latest state (etcd3 store.go
+handleCompactedErrorForPaging: rv 0 would be a bad token)."""
 
 
 class Expired(Exception):
-    """The continue token's snapshot was compacted: 410."""
+    """The continue token's snapshot was compacted: 410, with `fresh_token`, which continues after
+    the same key at the latest resourceVersion (rv -1, as kube-apiserver encodes it)."""
+
+    def __init__(self, rv: int, start: tuple[str, str]) -> None:
+        super().__init__(rv)
+        self.fresh_token = encode_token(LATEST, start)
 
 
 @dataclass
@@ -249,9 +259,13 @@ class Store:
         with self._lock:
             if token:
                 rv, start = decode_token(token)
-                if rv not in self._snapshots:
-                    raise Expired(rv)
-                snap = self._snapshots[rv]
+                if rv == LATEST:  # a token from a 410: the rest of the list as it is now
+                    rv = self._rv
+                    snap = self._snapshot(rv)
+                elif rv not in self._snapshots:
+                    raise Expired(rv, start)
+                else:
+                    snap = self._snapshots[rv]
             else:
                 rv, start = self._rv, None
                 snap = self._snapshot(rv) if limit else _Snapshot(dict(self._objects))

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import io
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import git
 
-from audit.kube.snapshot import load_snapshot
+from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.sources.live import Live, SnapshotReader
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
@@ -60,15 +61,26 @@ def demo_objects(cluster: str, applied: str | None) -> list[dict[str, Any]]:
     return objects
 
 
+def demo_empty(cluster: str) -> frozenset[str]:
+    """The resources the demo snapshot of `cluster` dumped as empty lists."""
+    return empty_lists(DEMO / "snapshots" / cluster)
+
+
 def demo_live(cluster: str, applied: str | None) -> Live:
-    return Live(SnapshotReader(demo_objects(cluster, applied)))
+    return Live(SnapshotReader(demo_objects(cluster, applied), demo_empty(cluster)))
 
 
-def write_snapshot(folder: Path, objects: list[dict[str, Any]]) -> Path:
+def write_snapshot(folder: Path, objects: list[dict[str, Any]], empty: Iterable[str] = ()) -> Path:
+    """A snapshot folder: `objects` in one List, and an empty List per resource in `empty`
+    (`kubectl get` of a kind with no objects, in a file named after the resource)."""
     import yaml
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "objects.yaml").write_text(
         yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects})
     )
+    for resource in empty:
+        (folder / f"{resource}.yaml").write_text(
+            yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": []})
+        )
     return folder

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from audit.kube.api import KubeApi, RetryPolicy
+from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import ClusterConfig
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects, load_reference_crds
@@ -91,9 +91,7 @@ def sleeps() -> list[float]:
 
 @pytest.fixture
 def kube(token_config: ClusterConfig, sleeps: list[float]) -> Iterator[KubeApi]:
-    with KubeApi(
-        token_config, sleep=sleeps.append, rng=random.Random(7), retry=RetryPolicy()
-    ) as api:
+    with KubeApi(token_config, sleep=sleeps.append, rng=random.Random(7)) as api:
         yield api
 
 

@@ -347,6 +347,16 @@ def test_expired_and_invalid_continue_tokens(raw: httpx.Client, store: Store) ->
     body = expired.json()
     assert (body["reason"], body["code"]) == ("Expired", 410)
     assert body["message"].startswith("The provided continue parameter is too old")
+    # the fresh token continues after the same key, at the latest state (rv -1 as etcd3 encodes)
+    fresh = body["metadata"]["continue"]
+    token = json.loads(base64.urlsafe_b64decode(fresh + "=="))
+    assert token["rv"] == -1
+    rest = raw.get("/api/v1/namespaces", params={"limit": 100, "continue": fresh}).json()
+    names = [i["metadata"]["name"] for i in first["items"] + rest["items"]]
+    everything = raw.get("/api/v1/namespaces").json()
+    assert names == [i["metadata"]["name"] for i in everything["items"]]
+    assert rest["metadata"]["resourceVersion"] == everything["metadata"]["resourceVersion"]
+    assert "continue" not in rest["metadata"]
     bad = raw.get("/api/v1/namespaces", params={"limit": 2, "continue": "!!"})
     assert bad.status_code == 400 and bad.json()["reason"] == "BadRequest"
 
@@ -371,7 +381,18 @@ def test_selectors(raw: httpx.Client) -> None:
         "/api/v1/secrets", params={"fieldSelector": "metadata.namespace=flux-system"}
     ).json()
     assert [i["metadata"]["name"] for i in secrets["items"]] == ["gpu-gitops-auth"]
-    bad = raw.get("/api/v1/nodes", params={"fieldSelector": "spec.unschedulable=true"})
+    # Nodes select on spec.unschedulable (NodeToSelectableFields); absent reads as false
+    assert names(fieldSelector="spec.unschedulable=true") == []
+    assert names(fieldSelector="spec.unschedulable=false") == [
+        "ams1-cp-01",
+        "ams1-gpu-01",
+        "ams1-gpu-02",
+    ]
+    assert names(fieldSelector="spec.unschedulable!=false,metadata.name=ams1-gpu-01") == []
+    # ...which other kinds do not
+    bad = raw.get("/api/v1/namespaces", params={"fieldSelector": "spec.unschedulable=true"})
+    assert bad.status_code == 400 and "field label not supported" in bad.json()["message"]
+    bad = raw.get("/api/v1/nodes", params={"fieldSelector": "spec.podCIDR=10.0.0.0/24"})
     assert bad.status_code == 400 and "field label not supported" in bad.json()["message"]
 
 

@@ -17,6 +17,7 @@ from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects
 from tests.audit.audit_helpers import (
     audit_cli,
+    demo_empty,
     demo_objects,
     demo_repo,
     init_repo,
@@ -48,7 +49,7 @@ def audit_demo(
 ) -> tuple[int, dict[str, Any]]:
     """The JSON audit of the cluster's demo snapshot, Flux having applied the rendered tip."""
     repo, tip = repo_and_tip
-    snapshot = write_snapshot(tmp_path / cluster, demo_objects(cluster, tip))
+    snapshot = write_snapshot(tmp_path / cluster, demo_objects(cluster, tip), demo_empty(cluster))
     return audit_json(repo, snapshot, cluster)
 
 
@@ -104,6 +105,27 @@ def test_snapshot_audit_finds_the_planted_drift_and_no_noise(
     check_ams1(doc)
     kubevirt = next(r for r in doc["releases"] if r["release"] == "cozy-kubevirt/kubevirt")
     assert kubevirt["applyMethod"] == "ssa"
+
+
+@pytest.mark.parametrize(
+    ("kind", "resource"),
+    [("Node", "nodes"), ("VirtualMachine", "virtualmachines.kubevirt.io")],
+)
+def test_snapshot_without_a_needed_kind_is_incomplete(
+    repo_and_tip: tuple[Path, str], tmp_path: Path, kind: str, resource: str
+) -> None:
+    repo, tip = repo_and_tip
+    objects = [o for o in demo_objects("ams1", tip) if o["kind"] != kind]
+    code, doc = audit_json(repo, write_snapshot(tmp_path / "ams1", objects), "ams1")
+    assert code == 2 and doc["complete"] is False
+    [line] = [p for p in doc["problems"] if f"holds no {kind} ({resource})" in p]
+    assert f"`kubectl get {resource} -A --show-managed-fields -o yaml > {resource}.yaml`" in line
+    assert not [n for n in doc["notes"] if "does not exist" in n]  # not read, not absent
+    assert not [f for f in doc["findings"] if f["object"]["kind"] == kind]
+    # dumped as an empty list, the kind is read: none exist, and the audit is complete
+    snapshot = write_snapshot(tmp_path / "ams1-empty", objects, [resource])
+    code, doc = audit_json(repo, snapshot, "ams1")
+    assert doc["complete"] is True and not doc["problems"]
 
 
 def test_keep_policy_orphan_and_hand_applied_objects(
@@ -333,8 +355,16 @@ def test_plain_flux_kubevirt_partial_object(tmp_path: Path) -> None:
             "monitorNamespace": "monitoring",
         },
     }
-    snapshot = write_snapshot(tmp_path / "lab1", [kubevirt])
+    none = (
+        "namespaces",
+        "nodes",
+        "helmreleases.helm.toolkit.fluxcd.io",
+        "helmrepositories.source.toolkit.fluxcd.io",
+        "virtualmachines.kubevirt.io",
+    )
+    snapshot = write_snapshot(tmp_path / "lab1", [kubevirt], none)
     code, doc = audit_json(repo_root, snapshot, "lab1")
+    assert doc["problems"] == []
     assert code == 1
     assert doc["desiredSource"] == "profiles-head"
     found = {f["path"]: f for f in by_kind(doc, "KubeVirt")}
@@ -343,10 +373,9 @@ def test_plain_flux_kubevirt_partial_object(tmp_path: Path) -> None:
     assert gates_finding["revert"] == "next-reconcile"
     assert gates_finding["source"]["field"] == "spec.kubevirt.featureGates"
     assert gates_finding["details"] == ["added Snapshot"]
-    # kustomize-controller takes over kubectl's fields and drops what git does not declare
-    assert found["/spec/imagePullPolicy"]["revert"] == "next-reconcile"
-    assert found["/spec/monitorNamespace"]["revert"] == "never"
-    assert found["/spec/monitorNamespace"]["missedByDriftDetection"] is True
+    # the overlay is applied with ssa: Merge: what git does not declare is the creator's
+    assert "/spec/imagePullPolicy" not in found and "/spec/monitorNamespace" not in found
+    assert any("2 live-only field(s) of partially applied objects" in n for n in doc["notes"])
     missing = {(f["type"], f["object"]["kind"]) for f in doc["findings"]}
     assert ("missing", "HelmRelease") in missing  # the gpu-operator release is not installed
 

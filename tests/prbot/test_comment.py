@@ -6,7 +6,7 @@ import io
 import json
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ import pytest
 
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
-from prbot.github import GitHub, GitHubError
+from prbot.github import GITHUB_RETRY, GitHub, GitHubError
 from prbot.report_markdown import MARKER
 
 TOKEN = "ghp_test_token_never_printed"
@@ -344,7 +344,10 @@ def test_secondary_rate_limit_without_headers_waits_a_minute(github: FakeGitHub)
 def test_retries_are_bounded(github: FakeGitHub) -> None:
     github.faults = [Fault("GET", COMMENTS, 502) for _ in range(10)]
     sleeps: list[float] = []
-    with client(github, sleeps, attempts=3) as gh, pytest.raises(GitHubError) as exc:
+    with (
+        client(github, sleeps, retry=replace(GITHUB_RETRY, attempts=3)) as gh,
+        pytest.raises(GitHubError) as exc,
+    ):
         list(gh.comments(OWNER, REPO, PR))
     assert "failed 3 time(s), last: HTTP 502" in str(exc.value)
     assert sleeps == [1.0, 2.0] and len(github.requests) == 3

@@ -242,12 +242,11 @@ def test_audit_job_fields_come_from_the_profile():
 @pytest.mark.parametrize(
     ("audit", "field", "message"),
     [
-        ("{schedule: '0 3 * *'}", "spec.audit.schedule", "has 4 field(s); a CronJob schedule"),
-        ("{schedule: '61 3 * * *'}", "spec.audit.schedule", 'the minute field "61"'),
-        ("{schedule: '@every 1h'}", "spec.audit.schedule", "has 2 field(s)"),
-        ("{image: 'Ghcr.io/x/Y:1 '}", "spec.audit.image", "is not an image reference"),
-        ("{pushgateway: 'pgw:9091'}", "spec.audit.pushgateway", "is not a URL"),
-        ("{pushgateway: 'http://u:pw@pgw'}", "spec.audit.pushgateway", "leave credentials out"),
+        ("{schedule: '0 3 * *'}", "spec.audit.schedule", "has 4 fields; write five fields"),
+        ("{schedule: '61 3 * * *'}", "spec.audit.schedule", "minute 61 is outside 0-59"),
+        ("{image: 'ghcr.io/x/y:1 '}", "spec.audit.image", "contains whitespace"),
+        ("{pushgateway: 'pgw:9091'}", "spec.audit.pushgateway", "is not an http or https URL"),
+        ("{pushgateway: 'http://u:pw@pgw'}", "spec.audit.pushgateway", "carries a password"),
     ],
 )
 def test_bad_audit_fields_are_refused_with_file_and_line(audit: str, field: str, message: str):

@@ -254,6 +254,88 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             'vm-passthrough, vm-vgpu; did you mean "vm-vgpu"?'
         ],
     ),
+    # --- values other programs would refuse (renderer/rules/syntax.py) --------------------------
+    (
+        "audit-schedule-in-words",
+        P(
+            FLUX
+            + "  variant: none\n  audit: {schedule: every night, image: ghcr.io/x/gpu-gitops:1}\n"
+        ),
+        None,
+        [
+            f'{F}:8: error: spec.audit.schedule: "every night" has 2 fields; write five fields '
+            '(minute hour day-of-month month day-of-week, e.g. "17 3 * * *") or one of @yearly, '
+            "@annually, @monthly, @weekly, @daily, @midnight, @hourly, @every DURATION"
+        ],
+    ),
+    (
+        "audit-schedule-six-fields",
+        P(FLUX + "  variant: none\n  audit:\n    schedule: 0 0 3 * * *\n    image: gpu-gitops\n"),
+        None,
+        [
+            f'{F}:9: error: spec.audit.schedule: "0 0 3 * * *" has 6 fields (a CronJob has no '
+            "seconds field); write five fields (minute hour day-of-month month day-of-week, e.g. "
+            '"17 3 * * *") or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, '
+            "@hourly, @every DURATION"
+        ],
+    ),
+    (
+        "audit-image-with-space",
+        P(FLUX + "  variant: none\n  audit:\n    image: ghcr.io/x/gpu gitops:1\n"),
+        None,
+        [
+            f'{F}:9: error: spec.audit.image: "ghcr.io/x/gpu gitops:1" contains whitespace; '
+            "write [registry[:port]/]path[:tag][@sha256:...], e.g. ghcr.io/example/gpu-gitops:0.1.0"
+        ],
+    ),
+    (
+        "flux-branch-empty",
+        P(FLUX + '  variant: none\n  flux: {branch: ""}\n'),
+        None,
+        [f'{F}:8: error: spec.flux.branch: is empty; name the branch, e.g. "rendered"'],
+    ),
+    (
+        "flux-branch-with-space",
+        P(FLUX + "  variant: none\n  flux: {branch: rendered output}\n"),
+        None,
+        [
+            f'{F}:8: error: spec.flux.branch: "rendered output" has a space or a control '
+            'character, so git refuses it as a branch name; e.g. "rendered"'
+        ],
+    ),
+    (
+        "flux-url-scp-like",
+        P(FLUX + "  variant: none\n  flux: {url: 'git@github.com:org/gitops.git'}\n"),
+        None,
+        [
+            f'{F}:8: error: spec.flux.url: "git@github.com:org/gitops.git" is scp-like '
+            '"user@host:path"; write http|https|ssh://HOST[:PORT][/PATH]'
+        ],
+    ),
+    (
+        "flux-url-with-password",
+        P(FLUX + "  variant: none\n  flux: {url: 'https://bot:hunter2@git.example.com/g.git'}\n"),
+        None,
+        [
+            f"{F}:8: error: spec.flux.url: https://...: carries a password; put credentials "
+            "in a Secret, not the URL"
+        ],
+    ),
+    (
+        "vgpu-manager-version-with-space",
+        P(
+            FLUX
+            + "  variant: vgpu\n"
+            + "  vgpu: {manager: {repository: nvcr.io/nvidia, version: 550 144}}\n"
+            + "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
+            " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+        ),
+        None,
+        [
+            f'{F}:8: error: spec.vgpu.manager.version: "550 144" contains whitespace; '
+            'e.g. "550.144.02" or sha256:<64 hex>'
+        ],
+    ),
     # --- devices (rule 5) ---------------------------------------------------------------------
     (
         "pci-selector-bad-hex",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from renderer.profile import (
     load_profile,
     parse_profile,
 )
+from renderer.repofiles import LINK_REFUSED
 from renderer.schema import json_schema
 from renderer.yaml_io import load_marked
 from tests.conftest import REPO_ROOT
@@ -419,12 +421,17 @@ def test_oversized_file_is_refused(tmp_path):
 
 
 def test_endless_file_behind_a_symlink_is_refused(tmp_path):
-    if not Path("/dev/zero").exists():
-        pytest.skip("no /dev/zero")
     folder = tmp_path / "clusters" / "c1"
     folder.mkdir(parents=True)
     (folder / "gpu-profile.yaml").symlink_to("/dev/zero")
-    assert errors(tmp_path) == [f"{FILE}: error: file is over the 262144 bytes limit"]
+    assert errors(tmp_path) == [f"{FILE}: error: {LINK_REFUSED}"]
+
+
+def test_fifo_in_place_of_the_profile_is_refused_without_blocking(tmp_path):
+    folder = tmp_path / "clusters" / "c1"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "gpu-profile.yaml")
+    assert errors(tmp_path) == [f"{FILE}: error: not a regular file; it must be YAML text"]
 
 
 @pytest.mark.parametrize(

@@ -368,3 +368,45 @@ def test_unchanged_is_false_where_the_differ_finds_a_change() -> None:
         else:
             seen["unchanged" if fast else "left to the differ"] += 1
     assert min(seen.values()) > 20, seen  # every outcome was exercised
+
+
+# -- declared empty lists, duplicate keys --------------------------------------------------------
+
+
+def test_an_empty_list_git_declares_is_a_value() -> None:
+    desired = kubevirt([], [])
+    # live empty or absent: the same as declared
+    assert compare_objects(desired, kubevirt([], [])) == []
+    absent = kubevirt([], [])
+    del absent["spec"]["configuration"]["developerConfiguration"]["featureGates"]
+    assert compare_objects(desired, absent) == []
+    # a gate added live is drift against `featureGates: []`, not a field git leaves alone
+    [change] = compare_objects(desired, kubevirt([], ["HostDevices"]))
+    assert (change.kind, change.pointer) == (
+        "modified",
+        "/spec/configuration/developerConfiguration/featureGates",
+    )
+    assert (change.desired, change.live, change.details) == (
+        [],
+        ["HostDevices"],
+        ("added HostDevices",),
+    )
+    # git declaring nothing leaves the live list to whoever wrote it: "added", not "modified"
+    undeclared = kubevirt([], [])
+    del undeclared["spec"]["configuration"]["developerConfiguration"]
+    [added] = compare_objects(undeclared, kubevirt([], ["HostDevices"]))
+    assert added.kind == "added"
+    # only atomic lists: an empty keyed list (containers) merges, it does not replace
+    assert "containers" not in str(normalize(deploy([]), declared=True))
+
+
+def test_duplicate_keys_are_reported_as_they_are() -> None:
+    a = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/GA102GL_A10"}
+    b = {"pciVendorSelector": "10DE:2236", "resourceName": "nvidia.com/A10"}
+    [change] = compare_objects(kubevirt([a], []), kubevirt([a, b], []))
+    assert change.kind == "modified"
+    assert change.details == (
+        "duplicate 10DE:2236: live lists it 2 times (10DE:2236 -> nvidia.com/GA102GL_A10; "
+        "10DE:2236 -> nvidia.com/A10)",
+    )
+    assert not [d for d in change.details if d.startswith("changed")]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import random
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -13,10 +12,11 @@ import httpx
 import pytest
 
 from audit.errors import IncompleteReadError, KubeApiError
-from audit.kube.api import KubeApi, RetryPolicy, decode_json
+from audit.kube.api import KubeApi, decode_json
 from audit.kube.auth import build_ssl_context
 from audit.kube.kubeconfig import ClusterConfig
 from kubedata.objects import ObjectKey
+from kubedata.retry import RetryPolicy
 from tests.apiserver import ApiServer, Store
 from tests.audit.conftest import TOKEN
 
@@ -196,7 +196,7 @@ def test_a_list_that_keeps_expiring_is_incomplete(
     transport = HookTransport(token_config, always_compact)
     expired = r"list secrets in all namespaces: the list expired \(410\) 3 times"
     with (
-        KubeApi(token_config, transport=transport, retry=RetryPolicy(list_restarts=2)) as api,
+        KubeApi(token_config, transport=transport, list_restarts=2) as api,
         pytest.raises(IncompleteReadError, match=expired),
     ):
         api.list("Secret", "", limit=2)
@@ -388,17 +388,3 @@ def test_list_pages_are_decoded_with_the_gc_paused(
         assert len(api.list("Secret", "", limit=2)) == SECRETS + 4
     assert during_decode == [not pause] * 3
     assert all(during_requests) and gc.isenabled()  # only the decoding is paused
-
-
-def test_backoff_grows_with_jitter_and_is_bounded() -> None:
-    api = KubeApi(
-        ClusterConfig(server="http://127.0.0.1:1"),
-        rng=random.Random(1),
-        retry=RetryPolicy(backoff=1.0, backoff_max=4.0),
-    )
-    try:
-        delays = [api._backoff(a) for a in range(1, 7)]
-    finally:
-        api.close()
-    assert 0.5 <= delays[0] <= 1 and 1 <= delays[1] <= 2 and 2 <= delays[2] <= 4
-    assert all(2 <= d <= 4 for d in delays[3:])

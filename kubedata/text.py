@@ -1,0 +1,55 @@
+"""Untrusted text made inert before it is printed: one line, no control characters, no secret.
+
+Values from profiles, API servers and git reach error messages and reports. A raw newline there
+forges a second message line (or closes a code fence in a PR comment), a terminal escape repaints
+the screen, a bidi control reorders what the reader sees; and a server that echoes the request's
+Authorization header would get the token printed. `inert` escapes the first three and masks every
+credential registered with `mask_secret` (the process's own, registered where it is loaded).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["inert", "mask_secret", "masked", "shorten"]
+
+# C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
+# (bidi embeddings, overrides and isolates, zero-width characters, the BOM).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_SECRETS: set[str] = set()
+_MIN_SECRET = 8
+"""Shorter strings are too likely to occur in ordinary text to be masked."""
+MASK = "[masked]"
+
+
+def mask_secret(secret: str) -> None:
+    """Mask `secret` in everything `inert` and `masked` return from now on (process-wide)."""
+    secret = secret.strip()
+    if len(secret) >= _MIN_SECRET:
+        _SECRETS.add(secret)
+
+
+def masked(text: str) -> str:
+    """`text` with every registered secret replaced by [masked] (longest first)."""
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def inert(text: str) -> str:
+    """One line: control and format characters escaped (\\n, \\x1b, \\u202e), secrets masked."""
+    return _UNSAFE.sub(_escape, masked(text))
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """The first line of `text`, cut to `limit` characters; "…" marks what was left out."""
+    first, _, rest = text.partition("\n")
+    if len(first) > limit:
+        return first[:limit] + "…"
+    return first + ("…" if rest else "")
