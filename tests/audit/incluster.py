@@ -7,11 +7,12 @@ cluster's Flux GitRepository and Kustomization (applied revision = the tip) and 
 artifact of the branch. `run_job` takes the CronJob from those objects and runs its container's
 command, args and env in a child process with the service-account files a kubelet mounts (token,
 ca.crt, namespace, in a folder named by GPU_GITOPS_SERVICEACCOUNT_DIR) and
-KUBERNETES_SERVICE_HOST/PORT, measuring its wall time and peak RSS (wait4's ru_maxrss).
+KUBERNETES_SERVICE_HOST/PORT, measuring its wall time and peak RSS (VmHWM, sampled).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import subprocess
@@ -32,7 +33,15 @@ from renderer.profile import LoadedProfile
 from tests.apiserver import ApiServer
 from tests.apiserver.helm import release_secret
 
-__all__ = ["JOB_TOKEN", "JobRun", "cronjob", "live_cluster", "rendered_files", "run_job"]
+__all__ = [
+    "JOB_TOKEN",
+    "JobRun",
+    "cronjob",
+    "live_cluster",
+    "rendered_files",
+    "run_container",
+    "run_job",
+]
 
 JOB_TOKEN = "gpu-gitops-audit-sa-t0ken"
 WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
@@ -174,19 +183,27 @@ class JobRun:
 
 
 def run_job(job: dict[str, Any], server: ApiServer, folder: Path, image: str = "") -> JobRun:
-    """Run the CronJob's container as a kubelet would, against `server`: here, or with `image`
-    in a buildah container of that image (host network, so the loopback servers are reachable;
-    the service-account files mounted where the kubelet mounts them)."""
+    """Run the CronJob's container as a kubelet would, against `server`, with the job's service
+    account token: here, or in `image` (see run_container)."""
     server.service_account(JOB_TOKEN, AUDIT_NAMESPACE, AUDIT_NAME)
+    return run_container(job, server.url, server.ca.cert_pem, JOB_TOKEN, folder, image)
+
+
+def run_container(
+    job: dict[str, Any], url: str, ca_pem: bytes, token: str, folder: Path, image: str = ""
+) -> JobRun:
+    """Run the CronJob's container against the API server at `url`: here, or with `image` in a
+    buildah container of that image (host network, so the loopback servers are reachable; the
+    service-account files mounted where the kubelet mounts them)."""
     pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == AUDIT_NAME
     (container,) = pod["containers"]
     mount = folder / "serviceaccount"
     mount.mkdir(parents=True, exist_ok=True)
-    (mount / "token").write_text(JOB_TOKEN)
-    (mount / "ca.crt").write_bytes(server.ca.cert_pem)
+    (mount / "token").write_text(token)
+    (mount / "ca.crt").write_bytes(ca_pem)
     (mount / "namespace").write_text(AUDIT_NAMESPACE)
-    host, port = server.url.removeprefix("https://").rsplit(":", 1)
+    host, port = url.removeprefix("https://").rsplit(":", 1)
     env = {
         "KUBERNETES_SERVICE_HOST": host,
         "KUBERNETES_SERVICE_PORT": port,
@@ -199,7 +216,9 @@ def run_job(job: dict[str, Any], server: ApiServer, folder: Path, image: str = "
             "buildah",
             "run",
             *(f"--env={k}={v}" for k, v in env.items()),
-            f"--volume={mount}:{IN_CLUSTER_DIR}:ro",
+            # where the kubelet mounts it: /var/run is a link to /run in the image, and buildah
+            # mounts onto the real path only
+            f"--volume={mount}:/run/{IN_CLUSTER_DIR.relative_to('/var/run')}:ro",
             image,
             "--",
             *argv,
@@ -212,10 +231,22 @@ def run_job(job: dict[str, Any], server: ApiServer, folder: Path, image: str = "
     start = time.perf_counter()
     with out.open("wb") as stdout, err.open("wb") as stderr:
         child = subprocess.Popen(argv, env=env, cwd=folder, stdout=stdout, stderr=stderr)
-        # wait4, not communicate(): it reports the child's own peak RSS
-        _, status, usage = os.wait4(child.pid, 0)
+        peak_kb = _wait_sampling_peak(child)
     seconds = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return JobRun(
-        child.returncode, out.read_text(), err.read_text(), seconds, usage.ru_maxrss / 1024
-    )
+    return JobRun(child.returncode, out.read_text(), err.read_text(), seconds, peak_kb / 1024)
+
+
+def _wait_sampling_peak(child: subprocess.Popen[bytes]) -> int:
+    """Wait for `child`, sampling its VmHWM (peak RSS, kB) every 20 ms until it exits.
+
+    Not wait4's ru_maxrss: after vfork and exec, that carries the high-water mark of this
+    (much larger) process (see benchmarks/rss.py)."""
+    peak = 0
+    while True:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{child.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        if child.poll() is not None:
+            return peak
+        time.sleep(0.02)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ import yaml
 from renderer.audit_rbac import audit_rbac_rules
 from renderer.profile import load_profile
 from renderer.publish.publish import publish
+from renderer.version import package_version
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects
 from tests.audit.audit_helpers import DEMO, EXAMPLES, init_repo
@@ -132,3 +136,63 @@ def test_the_cronjob_audits_the_cluster_in_cluster(
         assert granted(objects) == audit_rbac_rules(lp.profile.spec)
         for run in (clean, drift):
             assert JOB_TOKEN not in run.stdout + run.stderr
+
+
+# -- the same job in the image (image/build.sh; .ci/run builds it and sets GPU_GITOPS_IMAGE) ------
+
+IMAGE = os.environ.get("GPU_GITOPS_IMAGE", "")
+BUILDAH_ENV = {
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    "STORAGE_DRIVER": os.environ.get("STORAGE_DRIVER", "vfs"),
+    "BUILDAH_ISOLATION": os.environ.get("BUILDAH_ISOLATION", "chroot"),
+}
+
+
+def buildah(*args: str) -> str:
+    done = subprocess.run(
+        ["buildah", *args], env=BUILDAH_ENV, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def image_container() -> Iterator[str]:
+    if not shutil.which("buildah"):
+        pytest.skip("buildah is not installed (apt-get install buildah)")
+    if not IMAGE:
+        pytest.skip("set GPU_GITOPS_IMAGE to an image built by image/build.sh (.ci/run does)")
+    container = buildah("from", "--pull-never", IMAGE)
+    yield container
+    buildah("rm", container)
+
+
+def test_the_image_runs_the_cronjob(
+    image_container: str,
+    published: tuple[Path, str, dict[str, bytes]],
+    reference_crds: list[dict[str, Any]],
+    reference_dir: Path,
+    tmp_path: Path,
+) -> None:
+    config = json.loads(buildah("inspect", "--type", "image", IMAGE))["OCIv1"]["config"]
+    assert config["User"] == "65532:65532", "non-root"
+    assert config["Entrypoint"] == ["gpu-gitops"]
+    labels = config["Labels"]
+    assert labels["org.opencontainers.image.version"] == package_version()
+    assert labels["org.opencontainers.image.source"].startswith("https://github.com/")
+    version = buildah("run", image_container, "--", "gpu-gitops", "--version")
+    assert version == f"gpu-gitops {package_version()}"
+    compilers = "command -v gcc cc c++ make || true"
+    assert buildah("run", image_container, "--", "sh", "-c", compilers) == "", "runtime only"
+
+    repo_root, tip, files = published
+    lp = load_profile(repo_root, "ams1")
+    store = Store()
+    store.put_all(crds(reference_crds, reference_dir))
+    with ApiServer(store) as server:
+        job = cronjob(live_cluster(server, lp, files, tip, "ssh://git@example.com/gitops.git"))
+        run = run_job(job, server, tmp_path, image=image_container)
+        assert run.code == 0, run.stdout + run.stderr
+        assert json.loads(run.stdout)["complete"] is True
+        assert server.forbidden == []
+        assert JOB_TOKEN not in run.stdout + run.stderr
