@@ -11,18 +11,21 @@ from pathlib import Path
 from audit.errors import AuditError
 from gpu_gitops import __version__
 from gpu_gitops.cli_audit import register as register_audit
+from gpu_gitops.cli_import import register as register_import
 from gpu_gitops.cli_pr import register as register_pr
 from gpu_gitops.cli_publish import register as register_publish
 from gpu_gitops.commands import Command, add_command, add_repo_arg
 from gpu_gitops.console import Console
 from gpu_gitops.demo import run_demo
-from renderer.build import build_dir, build_overlays
+from renderer.build import build_overlays
+from renderer.committed import build_committed
 from renderer.crds import CRDFileError, Registry, namespace_kind
 from renderer.errors import Problem, ProfileError, RenderError
 from renderer.model import GPUProfile
 from renderer.overlays import KUSTOMIZATION
 from renderer.profile import PROFILE_FILE, check_cluster_name
 from renderer.render import label_commands, left_over, render_profiles
+from renderer.repofiles import repo_path
 from renderer.schema import json_schema
 from renderer.validate import Checked, check_clusters
 from renderer.write import checkout_lock, extra_paths, stale_files, write_dirs
@@ -43,11 +46,13 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     names = [_cluster_of(repo, p) for p in args.paths]
     checked = check_clusters(repo, names)
     _warnings(console, checked.warnings)
-    # Committed overlays must build as they are.
-    committed = {lp.name: repo / "overlays" / lp.name for lp in checked.profiles}
-    present = {n: d for n, d in committed.items() if (d / KUSTOMIZATION).is_file()}
-    for name, path in sorted(present.items()):
-        build_dir(path)
+    # Committed overlays must build as they are (offline, from inside the checkout only).
+    present = [
+        lp.name
+        for lp in checked.profiles
+        if (repo_path(repo, f"overlays/{lp.name}") / KUSTOMIZATION).is_file()
+    ]
+    for name in build_committed(repo, present):
         console.say(f"overlays/{name}: builds")
     if args.crds:
         _check_schemas(args.crds, checked, console)
@@ -229,6 +234,7 @@ gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
     )
     # Commands defined in their own modules register here, one line each.
     register_audit(sub)
+    register_import(sub)
     register_pr(sub)
     register_publish(sub)
     return parser

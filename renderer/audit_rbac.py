@@ -20,16 +20,13 @@ from renderer.bases import (
     AUDIT_READS,
     AUDIT_RELEASE_READS,
     COZYSTACK_GPU_OPERATOR_NAMESPACE,
-    COZYSTACK_HAMI_NAMESPACE,
     COZYSTACK_KUBEVIRT_NAMESPACE,
     COZYSTACK_SYSTEM_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
-    HAMI_NAMESPACE,
-    KUBEVIRT_NAMESPACE,
 )
 from renderer.model import ProfileSpec
 
-__all__ = ["AuditReads", "RbacRule", "audit_rbac_rules", "audit_reads", "secret_bases"]
+__all__ = ["AuditReads", "RbacRule", "audit_rbac_rules", "audit_reads", "secret_namespaces"]
 
 RbacRule = tuple[str, str, str | None]
 """(apiGroup, resource, namespace); namespace None: cluster-wide. Verbs are always get and list."""
@@ -46,32 +43,25 @@ class AuditReads:
     release_namespaces: tuple[str, ...]
 
 
-def secret_bases(spec: ProfileSpec) -> list[tuple[str, str]]:
-    """(namespace of the base `audit-secrets-<ns>`, namespace it must end up in), one per
-    namespace whose releases the audit reads.
+def secret_namespaces(spec: ProfileSpec) -> list[str]:
+    """Where the releases the audit reads keep their release Secrets, sorted.
 
-    The releases the profile implies: the GPU Operator's when a variant is on, KubeVirt's with
-    passthrough or vgpu, HAMi's with hami, the platform's on Cozystack. A Role in a namespace that
-    does not exist makes Flux's whole apply fail, so no other namespace is listed (and a
-    hand-applied release elsewhere is reported from its HelmRelease, not read).
+    The audit reads a release for the GPU objects it renders (releases_vs_live.RELEASE_KINDS):
+    the platform's Packages (cozystack-platform, always on Cozystack), the KubeVirt CR (Cozystack's
+    kubevirt release, with passthrough or vgpu), the ClusterPolicy (the GPU Operator's release,
+    when a variant is on). No other: HAMi's chart renders none of these, and on plain Flux
+    KubeVirt is no Helm release of this tool, so kube-system and the KubeVirt namespace (KubeVirt's
+    CA and TLS keys) are never granted. A Role in a namespace that does not exist makes Flux's
+    whole apply fail: each of these exists wherever its release does.
     """
-    kubevirt = spec.variant in ("passthrough", "vgpu")
     if spec.platform.type == "cozystack":
         wanted = [
             (COZYSTACK_SYSTEM_NAMESPACE, True),
             (COZYSTACK_GPU_OPERATOR_NAMESPACE, spec.variant != "none"),
-            (COZYSTACK_KUBEVIRT_NAMESPACE, kubevirt),
-            (COZYSTACK_HAMI_NAMESPACE, spec.hami),
+            (COZYSTACK_KUBEVIRT_NAMESPACE, spec.variant in ("passthrough", "vgpu")),
         ]
-        return [(ns, ns) for ns, on in wanted if on]
-    out: list[tuple[str, str]] = []
-    if spec.variant != "none":
-        out.append((GPU_OPERATOR_NAMESPACE, GPU_OPERATOR_NAMESPACE))
-    if spec.hami:
-        out.append((HAMI_NAMESPACE, HAMI_NAMESPACE))
-    if kubevirt and spec.kubevirt.namespace not in {ns for _, ns in out}:
-        out.append((KUBEVIRT_NAMESPACE, spec.kubevirt.namespace))
-    return out
+        return sorted(ns for ns, on in wanted if on)
+    return [GPU_OPERATOR_NAMESPACE] if spec.variant != "none" else []
 
 
 def audit_reads(spec: ProfileSpec) -> AuditReads:
@@ -81,7 +71,7 @@ def audit_reads(spec: ProfileSpec) -> AuditReads:
     return AuditReads(
         cluster=tuple(sorted(cluster)),
         own=tuple(sorted(AUDIT_OWN_READS + (AUDIT_ALERT_READS if alerts else ()))),
-        release_namespaces=tuple(sorted(ns for _, ns in secret_bases(spec))),
+        release_namespaces=tuple(secret_namespaces(spec)),
     )
 
 

@@ -19,7 +19,6 @@ __all__ = [
     "AUDIT_SECRET_NAMESPACES",
     "BASES",
     "COZYSTACK_GPU_OPERATOR_NAMESPACE",
-    "COZYSTACK_HAMI_NAMESPACE",
     "COZYSTACK_KUBEVIRT_NAMESPACE",
     "COZYSTACK_SYSTEM_NAMESPACE",
     "GPU_OPERATOR_CHART_REPO",
@@ -27,6 +26,7 @@ __all__ = [
     "HAMI_CHART_VERSION",
     "HAMI_NAMESPACE",
     "KUBEVIRT_NAMESPACE",
+    "PRUNE_DISABLED",
     "audit_alert_rules",
     "read_rules",
 ]
@@ -38,6 +38,9 @@ HAMI_NAMESPACE = "kube-system"
 KUBEVIRT_NAMESPACE = "kubevirt"
 """Plain Flux: where the bases put the KubeVirt CR; overlays move it to spec.kubevirt.namespace."""
 _HELM_REPO_INTERVAL = "12h"
+PRUNE_DISABLED = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+"""On every object the tool adopts or merges into rather than creates: Flux's garbage collection
+skips it, so neither a profile change nor a deleted Kustomization deletes the object itself."""
 
 # The nightly audit job (DESIGN §6): a CronJob, read-only RBAC on exactly what the auditor reads.
 AUDIT_NAMESPACE = "gpu-gitops"
@@ -80,19 +83,16 @@ AUDIT_RELEASE_READS: tuple[tuple[str, str], ...] = (
 COZYSTACK_SYSTEM_NAMESPACE = "cozy-system"
 COZYSTACK_GPU_OPERATOR_NAMESPACE = "cozy-gpu-operator"
 COZYSTACK_KUBEVIRT_NAMESPACE = "cozy-kubevirt"
-COZYSTACK_HAMI_NAMESPACE = "cozy-hami"
 """Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets
 (install.namespace in packages/core/platform/sources/*.yaml, cozystack@3c780acd)."""
 AUDIT_SECRET_NAMESPACES = (
     COZYSTACK_GPU_OPERATOR_NAMESPACE,
-    COZYSTACK_HAMI_NAMESPACE,
     COZYSTACK_KUBEVIRT_NAMESPACE,
     COZYSTACK_SYSTEM_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
-    HAMI_NAMESPACE,
-    KUBEVIRT_NAMESPACE,
 )
-"""Each has a base `audit-secrets-<namespace>`: a Role reading Secrets there, and its binding."""
+"""Where a release the audit reads can live: each has a base `audit-secrets-<namespace>`, a Role
+reading Secrets there and its binding (renderer.audit_rbac picks them per profile)."""
 _READ_VERBS = ["get", "list"]
 
 
@@ -306,12 +306,16 @@ def _release_secrets(namespace: str) -> dict[str, KubeObject]:
 
 
 BASES: dict[str, dict[str, KubeObject]] = {
-    # The platform Package; its values are set by each cluster's patch.
+    # The platform Package; its values are set by each cluster's patch. Cozystack created it, the
+    # tool only adopts it: Flux must never delete it.
     "cozystack": {
         "platform-package.yaml": {
             "apiVersion": "cozystack.io/v1alpha1",
             "kind": "Package",
-            "metadata": {"name": "cozystack.cozystack-platform"},
+            "metadata": {
+                "name": "cozystack.cozystack-platform",
+                "annotations": dict(PRUNE_DISABLED),
+            },
             "spec": {"components": {"platform": {"values": {}}}},
         }
     },
@@ -351,7 +355,8 @@ BASES: dict[str, dict[str, KubeObject]] = {
                 "namespace": KUBEVIRT_NAMESPACE,
                 # The CR usually predates Flux (kubectl apply of KubeVirt's release): Merge keeps
                 # kustomize-controller from taking over its kubectl-owned fields and pruning them.
-                "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "Merge"},
+                # prune: disabled: the tool merges into the CR, so Flux must never delete it.
+                "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "Merge", **PRUNE_DISABLED},
             },
             "spec": {
                 "configuration": {"developerConfiguration": {"featureGates": ["HostDevices"]}}
@@ -366,8 +371,8 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "hami", HAMI_NAMESPACE, "hami", HAMI_CHART_VERSION, "hami-charts"
         ),
     },
-    # The nightly audit job; Secrets are readable only where Helm keeps release Secrets, one
-    # base per namespace ("audit-secrets-kubevirt" is moved to spec.kubevirt.namespace).
+    # The nightly audit job; Secrets are readable only where a release the audit reads keeps its
+    # release Secrets, one base per namespace.
     "audit-job": _audit_job(),
     "audit-alerts": {
         "prometheusrule.yaml": {

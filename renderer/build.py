@@ -1,29 +1,52 @@
-"""Building overlays with pykustomize, in process.
+"""Building overlays with pykustomize, in worker processes, offline and with a deadline.
 
-pykustomize is async-only, keeps one process-wide "last error" and cannot be cancelled: builds run
-two at a time (2 cores), and a failed build is repeated alone so its message is its own.
+pykustomize is async-only, keeps one process-wide "last error", cannot be cancelled and hangs a
+forked child. So builds run in two worker processes of their own (renderer.kustomize_worker,
+started fresh, never forked; one build at a time each, so every error is its own), kept for the
+life of the command. A build that gives no result within the deadline ends the workers and fails
+with one line: a hostile overlay (a FIFO, a remote base on a silent server) never hangs the
+command. The workers' environment points git and HTTP at nothing, so a remote resource that got
+past the checks of committed.py still cannot be fetched.
 """
 
 from __future__ import annotations
 
-import asyncio
+import atexit
+import json
 import os
+import queue
+import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-
-import pykustomize
+from typing import IO
 
 from renderer.errors import BuildError
 from renderer.overlays import Overlay, base_files
 
-__all__ = ["build_dir", "build_overlays", "materialize", "scratch_dir"]
+__all__ = [
+    "BUILD_TIMEOUT",
+    "build_dir",
+    "build_dirs",
+    "build_overlays",
+    "materialize",
+    "scratch_dir",
+]
 
-_SERIAL = threading.Lock()
+BUILD_TIMEOUT = float(os.environ.get("GPU_GITOPS_BUILD_TIMEOUT", "120"))
+"""Seconds one build may take (GPU_GITOPS_BUILD_TIMEOUT); the examples build in well under one."""
 _WORKERS = 2
 _TMPFS = Path("/dev/shm")
+_OFFLINE = {
+    # kustomize fetches remote bases with git and remote files with Go's HTTP client
+    "GIT_ALLOW_PROTOCOL": "none",
+    "GIT_TERMINAL_PROMPT": "0",
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "NO_PROXY": "",
+}
 
 
 def scratch_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
@@ -36,24 +59,126 @@ def scratch_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix=prefix, dir=_TMPFS if fast else None)
 
 
-def _native_build(path: Path) -> str:
-    result = asyncio.run(pykustomize.build(str(path)))
-    text: str = result.yaml
-    return text
+class _Worker:
+    def __init__(self) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+        self.proc = subprocess.Popen(
+            # -I: not the checkout's folder on sys.path (a committed json.py must not run)
+            [sys.executable, "-I", "-m", "renderer.kustomize_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env | _OFFLINE,
+        )
+
+    def build(self, path: Path) -> tuple[bool, str]:
+        stdin: IO[bytes] | None = self.proc.stdin
+        stdout: IO[bytes] | None = self.proc.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(json.dumps({"path": str(path.absolute())}).encode() + b"\n")
+        stdin.flush()
+        line = stdout.readline()
+        if not line:
+            return False, f"the build process ended (exit code {self.proc.wait()})"
+        ok, text = json.loads(line)
+        return bool(ok), str(text)
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+_LOCK = threading.Lock()
+_POOL: list[_Worker] = []
+
+
+def _workers(n: int) -> list[_Worker]:
+    _POOL[:] = [w for w in _POOL if w.proc.poll() is None]
+    while len(_POOL) < n:
+        _POOL.append(_Worker())
+    return _POOL[:n]
+
+
+def _end_workers() -> None:
+    for w in _POOL:
+        w.stop()
+    _POOL.clear()
+
+
+atexit.register(_end_workers)
+
+
+def build_dirs(
+    paths: Sequence[Path],
+    progress: Callable[[str], None] | None = None,
+    timeout: float = BUILD_TIMEOUT,
+) -> list[str]:
+    """Build kustomization directories; their YAML in the same order. BuildError names the first
+    that failed, or one that gave no result within `timeout` seconds."""
+    if not paths:
+        return []
+    with _LOCK:
+        return _build_all(paths, progress, timeout)
+
+
+def _build_all(
+    paths: Sequence[Path], progress: Callable[[str], None] | None, timeout: float
+) -> list[str]:
+    jobs: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(paths)):
+        jobs.put(i)
+    results: queue.SimpleQueue[tuple[int, bool, str]] = queue.SimpleQueue()
+    failed = threading.Event()
+    busy: dict[int, Path] = {}
+
+    def run(worker: _Worker) -> None:
+        while not failed.is_set():
+            try:
+                i = jobs.get_nowait()
+            except queue.Empty:
+                return
+            busy[id(worker)] = paths[i]
+            ok, text = worker.build(paths[i])
+            busy.pop(id(worker), None)
+            results.put((i, ok, text))
+
+    workers = _workers(min(_WORKERS, len(paths)))
+    threads = [threading.Thread(target=run, args=(w,), daemon=True) for w in workers]
+    for t in threads:
+        t.start()
+    out: list[str | None] = [None] * len(paths)
+    error: BuildError | None = None
+    for _ in paths:
+        try:
+            i, ok, text = results.get(timeout=timeout)
+        except queue.Empty:
+            stuck = ", ".join(sorted(p.name for p in busy.values())) or "an overlay"
+            error = BuildError(
+                f"kustomize build of {stuck} did not finish within {timeout:g} s "
+                "(GPU_GITOPS_BUILD_TIMEOUT); it was stopped"
+            )
+            _end_workers()  # the only way to stop a build: its process
+            break
+        if not ok:
+            error = BuildError(f"kustomize build of {paths[i].name} failed: {text}")
+            break
+        out[i] = text
+        if progress:
+            progress(paths[i].name)
+    failed.set()
+    for t in threads:
+        t.join()  # each finishes the build it is on (or was ended with its process)
+    if error is not None:
+        raise error
+    return [text or "" for text in out]
 
 
 def build_dir(path: Path) -> str:
     """Build one kustomization directory; multi-document YAML as kustomize prints it."""
-    try:
-        return _native_build(path)
-    except Exception:
-        # Another thread's failure may have overwritten the shared error: rebuild alone.
-        with _SERIAL:
-            try:
-                return _native_build(path)
-            except Exception as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise BuildError(f"kustomize build of {path.name} failed: {first}") from None
+    (text,) = build_dirs([path])
+    return text
 
 
 def materialize(root: Path, overlays: Mapping[str, Overlay]) -> None:
@@ -77,13 +202,6 @@ def build_overlays(
     with scratch_dir("gpu-gitops-build-") as tmp:
         root = Path(tmp)
         materialize(root, overlays)
-
-        def one(name: str) -> str:
-            text = build_dir(root / "overlays" / name)
-            if progress:
-                progress(name)
-            return text
-
         names = sorted(overlays)
-        with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-            return dict(zip(names, pool.map(one, names), strict=True))
+        built = build_dirs([root / "overlays" / name for name in names], progress)
+        return dict(zip(names, built, strict=True))

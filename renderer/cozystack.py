@@ -123,16 +123,20 @@ def _with(names: list[str], name: str, wanted: bool) -> list[str]:
 
 
 def platform_gpu_values(spec: ProfileSpec, effective: dict[str, Any]) -> dict[str, Any]:
-    """The GPU keys of the platform values, by top-level path ('bundles.x' keys are nested)."""
+    """The GPU keys of the platform values, by top-level path ('bundles.x' keys are nested).
+
+    `bundles.disabledPackages` is among them only when the profile changes it.
+    """
     bundles = effective.get("bundles") or {}
     gpu_on = spec.variant in BUNDLE_VARIANTS
     hami_on = gpu_on and spec.hami
     enabled = _with(
         _with(list(bundles.get("enabledPackages") or []), GPU_OPERATOR, gpu_on), HAMI, hami_on
     )
+    live_disabled = list(bundles.get("disabledPackages") or [])
     disabled = [
         n
-        for n in bundles.get("disabledPackages") or []
+        for n in live_disabled
         if not (n == GPU_OPERATOR and gpu_on) and not (n == HAMI and hami_on)
     ]
     current = (bundles.get("iaas") or {}).get("gpuOperatorVariant") or "default"
@@ -141,10 +145,13 @@ def platform_gpu_values(spec: ProfileSpec, effective: dict[str, Any]) -> dict[st
     )
     manager = spec.vgpu.manager
     passthrough = spec.variant == "passthrough"
+    # disabledPackages is the admin's list: written only when the profile must take a name out
+    # of it (the list is atomic, so writing it replaces the live one whole).
+    changed_disabled = {"bundles.disabledPackages": disabled} if disabled != live_disabled else {}
     return {
         "bundles.iaas.gpuOperatorVariant": variant,
         "bundles.enabledPackages": enabled,
-        "bundles.disabledPackages": disabled,
+        **changed_disabled,
         "gpu": {
             "replaceDefaults": spec.replace_defaults,
             "permittedHostDevices": {

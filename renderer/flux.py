@@ -67,9 +67,24 @@ def gpu_operator_values(spec: ProfileSpec) -> dict[str, Any]:
 
 
 def kubevirt_configuration(spec: ProfileSpec) -> dict[str, Any]:
-    """spec.configuration of the partial KubeVirt object: the fields this tool owns."""
-    gates = [HOST_DEVICES_GATE, *(g for g in spec.kubevirt.feature_gates if g != HOST_DEVICES_GATE)]
-    config: dict[str, Any] = {"developerConfiguration": {"featureGates": gates}}
+    """spec.configuration of the partial KubeVirt object: the fields this tool owns.
+
+    Without GPU wiring (container, none) the GPU parts are declared empty: server-side apply then
+    removes the wiring from the live CR, which stays.
+    """
+    others = [g for g in spec.kubevirt.feature_gates if g != HOST_DEVICES_GATE]
+    if spec.variant not in ("passthrough", "vgpu"):
+        return {
+            "developerConfiguration": {"featureGates": others},
+            "permittedHostDevices": {"pciHostDevices": [], "mediatedDevices": []},
+            "mediatedDevicesConfiguration": {
+                "mediatedDeviceTypes": [],
+                "nodeMediatedDeviceTypes": [],
+            },
+        }
+    config: dict[str, Any] = {
+        "developerConfiguration": {"featureGates": [HOST_DEVICES_GATE, *others]}
+    }
     pci = pci_entries(spec.devices)
     mdev = mdev_entries(spec.devices) if spec.variant == "vgpu" else []
     permitted = permitted_host_devices(pci, mdev)

@@ -14,15 +14,28 @@ from typing import Any
 
 from kubedata.objects import json_pointer
 
-from renderer.audit_rbac import audit_reads, secret_bases
-from renderer.bases import AUDIT_NAME, AUDIT_SECRETS_ROLE, BASES, audit_alert_rules, read_rules
+from renderer.audit_rbac import audit_reads
+from renderer.bases import (
+    AUDIT_NAME,
+    BASES,
+    PRUNE_DISABLED,
+    audit_alert_rules,
+    read_rules,
+)
 from renderer.cozystack import effective_values, platform_gpu_values
 from renderer.flux import gpu_operator_values, kubevirt_configuration
 from renderer.profile import LoadedProfile
 from renderer.version import default_image
 from renderer.yaml_io import dump_yaml
 
-__all__ = ["KUSTOMIZATION", "Overlay", "base_files", "cluster_overlay", "pointer"]
+__all__ = [
+    "KUSTOMIZATION",
+    "Overlay",
+    "base_files",
+    "cluster_overlay",
+    "has_kubevirt_object",
+    "pointer",
+]
 
 KUSTOMIZATION = "kustomization.yaml"
 _HEADER = (
@@ -30,8 +43,6 @@ _HEADER = (
     "# Do not edit: change the profile, then run gpu-gitops render.\n"
 )
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-_Patcher = Callable[[str, dict[str, str], list[tuple[str, str, Any]]], None]
-"""patch(file, target, JSON 6902 operations): adds one patch file to the overlay."""
 
 
 @dataclass(frozen=True)
@@ -78,10 +89,12 @@ def _platform_ops(lp: LoadedProfile) -> list[tuple[str, str, Any]]:
     # Only labels, annotations and spec are carried over: the server-set fields a pasted
     # `kubectl get -o yaml` holds (uid, resourceVersion, managedFields...) must never be applied.
     meta = today.get("metadata") or {}
-    for key in ("labels", "annotations"):
-        kept = {k: v for k, v in (meta.get(key) or {}).items() if k != _LAST_APPLIED}
-        if kept:
-            ops.append(("add", pointer("metadata", key), kept))
+    labels = meta.get("labels") or {}
+    if labels:
+        ops.append(("add", pointer("metadata", "labels"), labels))
+    # The base's prune: disabled must survive platform.yaml's own annotations.
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != _LAST_APPLIED}
+    ops.append(("add", pointer("metadata", "annotations"), {**annotations, **PRUNE_DISABLED}))
     ops.append(("add", "/spec", spec))
     base = ("spec", "components", "platform", "values")
     ops += [("add", pointer(*base, *key.split(".")), value) for key, value in gpu.items()]
@@ -109,7 +122,34 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
         )
         if spec.variant == "container":
             bases.append("cozystack-gpu-operator-container")
-    elif spec.variant != "none":
+    else:
+        _flux_overlay(lp, bases, patch)
+    if spec.audit is not None:
+        bases += _audit_job(lp, patch)
+    files[KUSTOMIZATION] = _kustomization(source, [f"../base/{b}" for b in bases], patches)
+    return Overlay(dict(sorted(files.items())), tuple(bases))
+
+
+_Patch = Callable[[str, dict[str, str], list[tuple[str, str, Any]]], None]
+
+
+def has_kubevirt_object(lp: LoadedProfile) -> bool:
+    """Plain Flux: whether the build carries the partial KubeVirt object.
+
+    It does with GPU wiring, and also without it when the profile names its KubeVirt CR
+    (spec.kubevirt): the object then declares the wiring empty, so that switching to container
+    or none removes the wiring from the CR rather than dropping the object from the build.
+    """
+    spec = lp.profile.spec
+    return spec.platform.type == "flux" and (
+        spec.variant in ("passthrough", "vgpu") or lp.written("spec", "kubevirt")
+    )
+
+
+def _flux_overlay(lp: LoadedProfile, bases: list[str], patch: _Patch) -> None:
+    """Plain Flux: the GPU Operator and HAMi HelmReleases, and the partial KubeVirt object."""
+    spec = lp.profile.spec
+    if spec.variant != "none":
         bases.append("flux-gpu-operator")
         patch(
             "gpu-operator.patch.yaml",
@@ -121,35 +161,31 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
                 ("add", "/spec/values", gpu_operator_values(spec)),
             ],
         )
-        if spec.variant in ("passthrough", "vgpu"):
-            bases.append("flux-kubevirt")
-            config = kubevirt_configuration(spec)
-            patch(
-                "kubevirt.patch.yaml",
-                {"kind": "KubeVirt", "name": "kubevirt"},
-                [
-                    ("replace", "/metadata/name", spec.kubevirt.name),
-                    ("replace", "/metadata/namespace", spec.kubevirt.namespace),
-                    *(("add", pointer("spec", "configuration", k), v) for k, v in config.items()),
-                ],
-            )
-        if spec.hami:
-            bases.append("flux-hami")
-            patch(
-                "hami.patch.yaml",
-                {"kind": "HelmRelease", "name": "hami"},
-                [
-                    ("add", "/spec/interval", spec.flux.interval),
-                    ("add", "/spec/driftDetection", {"mode": spec.flux.drift_detection}),
-                ],
-            )
-    if spec.audit is not None:
-        bases += _audit_job(lp, patch)
-    files[KUSTOMIZATION] = _kustomization(source, [f"../base/{b}" for b in bases], patches)
-    return Overlay(dict(sorted(files.items())), tuple(bases))
+    if has_kubevirt_object(lp):
+        bases.append("flux-kubevirt")
+        config = kubevirt_configuration(spec)
+        patch(
+            "kubevirt.patch.yaml",
+            {"kind": "KubeVirt", "name": "kubevirt"},
+            [
+                ("replace", "/metadata/name", spec.kubevirt.name),
+                ("replace", "/metadata/namespace", spec.kubevirt.namespace),
+                *(("add", pointer("spec", "configuration", k), v) for k, v in config.items()),
+            ],
+        )
+    if spec.hami and spec.variant != "none":
+        bases.append("flux-hami")
+        patch(
+            "hami.patch.yaml",
+            {"kind": "HelmRelease", "name": "hami"},
+            [
+                ("add", "/spec/interval", spec.flux.interval),
+                ("add", "/spec/driftDetection", {"mode": spec.flux.drift_detection}),
+            ],
+        )
 
 
-def _audit_job(lp: LoadedProfile, patch: _Patcher) -> list[str]:
+def _audit_job(lp: LoadedProfile, patch: _Patch) -> list[str]:
     """The nightly audit job's bases, patched with the profile's values and the RBAC rules that
     renderer.audit_rbac computes from what the auditor reads."""
     spec, audit = lp.profile.spec, lp.profile.spec.audit
@@ -188,14 +224,7 @@ def _audit_job(lp: LoadedProfile, patch: _Patcher) -> list[str]:
             {"kind": "PrometheusRule", "name": AUDIT_NAME},
             [("replace", "/spec/groups/0/rules", audit_alert_rules(lp.name))],
         )
-    for base_ns, namespace in secret_bases(spec):
-        bases.append(f"audit-secrets-{base_ns}")
-        if namespace != base_ns:
-            patch(
-                f"audit-secrets-{base_ns}.patch.yaml",
-                {"name": AUDIT_SECRETS_ROLE, "namespace": base_ns},
-                [("replace", "/metadata/namespace", namespace)],
-            )
+    bases += [f"audit-secrets-{ns}" for ns in reads.release_namespaces]
     return bases
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "discover_clusters",
     "load_profile",
     "load_profile_bytes",
+    "parse_platform",
     "parse_profile",
 ]
 
@@ -124,7 +125,8 @@ _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
 )
 
 
-def _parse_platform(text: str, file: str) -> PlatformDoc:
+def parse_platform(text: str, file: str) -> PlatformDoc:
+    """Decode platform.yaml text; ProfileError names every field of the wrong shape."""
     data, marks = load_marked(text, file)
 
     if not isinstance(data, dict):
@@ -189,7 +191,7 @@ def load_profile(root: Path, name: str) -> LoadedProfile:
     profile, marks = parse_profile(text, file, name)
     pfile = f"clusters/{name}/{PLATFORM_FILE}"
     ptext = _read(root, pfile)
-    platform = None if ptext is None else _parse_platform(ptext, pfile)
+    platform = None if ptext is None else parse_platform(ptext, pfile)
     return LoadedProfile(file, profile, marks, platform)
 
 
@@ -212,7 +214,7 @@ def load_profile_bytes(name: str, profile: bytes, platform: bytes | None) -> Loa
     doc = None
     if platform is not None:
         pfile = f"clusters/{name}/{PLATFORM_FILE}"
-        doc = _parse_platform(_decode(platform, pfile), pfile)
+        doc = parse_platform(_decode(platform, pfile), pfile)
     return LoadedProfile(file, loaded, marks, doc)
 
 

@@ -19,6 +19,7 @@ import re
 import shutil
 from pathlib import Path
 
+import git
 import pytest
 
 from gpu_gitops import cli
@@ -158,6 +159,21 @@ def test_bad_profile_gives_one_line_and_exit_2(repo):
     profile = repo / "clusters" / "lab1" / "gpu-profile.yaml"
     profile.write_text(profile.read_text().replace("variant: passthrough", "variant: passtrough"))
     check(repo, "validate-bad", "validate", code=2)
+
+
+@pytest.mark.parametrize("command", ["validate", "render", "build", "publish"])
+def test_cozystack_without_platform_yaml_is_refused_and_names_the_import(repo, command):
+    (repo / "clusters" / "par1" / "platform.yaml").unlink()
+    argv = [command, "--cluster", "par1"] if command == "build" else [command]
+    if command == "publish":
+        git.Repo.init(repo).git.add("-A")
+        git.Repo(repo).git.commit("-qm", "profiles", "--author", "t <t@example.com>")
+    before = files(repo)
+    out, err = check(repo, f"{command}-no-platform", *argv, code=2)
+    assert out == ""
+    assert "clusters/par1/gpu-profile.yaml:9: error: spec.platform.type: " in err
+    assert "gpu-gitops import --cluster par1" in err
+    assert files(repo) == before, "nothing is written"
 
 
 # --- output is byte-identical on every run -------------------------------------------------

@@ -53,15 +53,7 @@ def _platform_values(c: RuleChecker, version: str) -> None:
     spec, doc = c.spec, c.lp.platform
     gpu_on = spec.variant in BUNDLE_VARIANTS
     if doc is None:
-        # enabledPackages is written on every variant (container removes the gpu-operator).
-        c.warn(
-            ("spec", "platform"),
-            f"no clusters/{c.lp.name}/{PLATFORM_FILE}: "
-            + ("the bundle conditions cannot be checked and " if gpu_on else "")
-            + "the bundles.enabledPackages written here "
-            "replaces the live list when Flux applies it; save the live Package there "
-            "(kubectl get packages.cozystack.io cozystack.cozystack-platform -o yaml)",
-        )
+        _platform_file_missing(c)
         return
     spec_doc = doc.obj.get("spec") or {}
     variant = spec_doc.get("variant")
@@ -117,3 +109,14 @@ def _platform_values(c: RuleChecker, version: str) -> None:
             f'"{current}" makes the bundle fail to render; it is reset to "default"',
             "warning",
         )
+
+
+def _platform_file_missing(c: RuleChecker) -> None:
+    """DESIGN §3: platform.yaml is required on Cozystack: never write a list of unknown value."""
+    c.add(
+        ("spec", "platform", "type"),
+        f"clusters/{c.lp.name}/{PLATFORM_FILE} is missing: the platform Package's "
+        "bundles.enabledPackages is atomic, so the list built without it would replace the live "
+        f"one whole; capture the live Package first: gpu-gitops import --cluster {c.lp.name} "
+        "[--kubeconfig F] [--context C]",
+    )

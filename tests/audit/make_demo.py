@@ -319,9 +319,13 @@ def live_platform(desired: dict[str, Any], cluster: str) -> dict[str, Any]:
     ):
         gpu.pop(key, None)  # noise: equal to the platform chart's defaults
     labels = dict(FLUX_LABELS)
-    obj["metadata"] = meta(obj["metadata"]["name"], labels=labels)
+    annotations = obj["metadata"].get("annotations") or {}  # as Flux applied them
+    obj["metadata"] = meta(obj["metadata"]["name"], labels=labels, annotations=annotations)
     fields = {
-        "f:metadata": {"f:labels": {f"f:{k}": {} for k in labels}},
+        "f:metadata": {
+            "f:annotations": {f"f:{k}": {} for k in annotations},
+            "f:labels": {f"f:{k}": {} for k in labels},
+        },
         "f:spec": {"f:components": {"f:platform": {"f:values": {}}}, "f:variant": {}},
     }
     obj["metadata"]["managedFields"] = [

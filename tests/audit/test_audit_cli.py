@@ -269,9 +269,15 @@ def test_issue4_live_fixtures_through_the_api_server(api_server: ApiServer, tmp_
         .replace("  variant: passthrough\n", "  variant: passthrough\n  replaceDefaults: true\n")
         .replace("gpu-ams1-0", "ams1-gpu-0")
     )
+    config = api_server.kubeconfig(tmp_path / "kc", token="s3cr3t-t0ken-for-tests")
+    # the live platform Package, captured as a user does before the first render
+    code, _, err = run(
+        "import", "--cluster", "ams1", "--kubeconfig", str(config), "--repo", str(tmp_path)
+    )
+    assert code == 0, err
+    (tmp_path / "clusters" / "ams1" / "platform.yaml").rename(profile / "platform.yaml")
     repo_root = tmp_path / "repo"
     init_repo(repo_root, {"ams1": profile})
-    config = api_server.kubeconfig(tmp_path / "kc", token="s3cr3t-t0ken-for-tests")
     code, out, err = audit_cli("ams1", "--kubeconfig", config, repo_root, "-o", "json")
     assert code == 1, err
     doc = json.loads(out)

@@ -51,11 +51,11 @@ def test_disabled_gpu_operator_is_released_when_gpus_are_on_and_kept_otherwise()
         HAMI,
         "x",
     ]
-    assert platform_gpu_values(_spec(variant="none"), eff)["bundles.disabledPackages"] == [
-        GPU_OPERATOR,
-        HAMI,
-        "x",
-    ]
+    # unchanged, the admin's list is not written at all (it would replace the live one whole)
+    assert "bundles.disabledPackages" not in platform_gpu_values(_spec(variant="none"), eff)
+    assert "bundles.disabledPackages" not in platform_gpu_values(
+        _spec(variant="passthrough"), effective_values({}, "isp-full")
+    )
 
 
 @pytest.mark.parametrize(("current", "expected"), [("vgpu", "vgpu"), ("container", "default")])

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from renderer.build import build_overlays
 from renderer.overlays import cluster_overlay, pointer
@@ -56,9 +59,10 @@ def test_pointer_escapes_slash_and_tilde():
 def test_built_platform_package_keeps_nulls_and_drops_server_fields():
     lp = _loaded(PLATFORM)
     (pkg,) = load_all(build_overlays({"c1": cluster_overlay(lp)})["c1"])
+    # the tool adopts the platform Package: Flux must never prune it, whatever platform.yaml says
     assert pkg["metadata"] == {
         "name": "cozystack.cozystack-platform",
-        "annotations": {"team": "gpu"},
+        "annotations": {"team": "gpu", "kustomize.toolkit.fluxcd.io/prune": "disabled"},
     }
     assert "status" not in pkg
     values = pkg["spec"]["components"]["platform"]["values"]
@@ -93,7 +97,41 @@ def test_partial_kubevirt_on_flux_merges_instead_of_taking_over(tmp_path: Path):
     lp = LoadedProfile("clusters/c1/gpu-profile.yaml", profile, marks, None)
     built = load_all(build_overlays({"c1": cluster_overlay(lp)})["c1"])
     (kubevirt,) = [o for o in built if o["kind"] == "KubeVirt"]
-    assert kubevirt["metadata"]["annotations"] == {"kustomize.toolkit.fluxcd.io/ssa": "Merge"}
+    assert kubevirt["metadata"]["annotations"] == {
+        "kustomize.toolkit.fluxcd.io/ssa": "Merge",
+        "kustomize.toolkit.fluxcd.io/prune": "disabled",
+    }
     assert kubevirt["spec"] == {
         "configuration": {"developerConfiguration": {"featureGates": ["HostDevices"]}}
     }
+
+
+def _flux_built(variant: str, kubevirt: str) -> list[dict[str, Any]]:
+    text = (
+        PROFILE.replace('{type: cozystack, version: "1.6"}', "{type: flux}").replace(
+            "variant: passthrough", f"variant: {variant}"
+        )
+        + kubevirt
+    )
+    profile, marks = parse_profile(text, "clusters/c1/gpu-profile.yaml", "c1")
+    lp = LoadedProfile("clusters/c1/gpu-profile.yaml", profile, marks, None)
+    return load_all(build_overlays({"c1": cluster_overlay(lp)})["c1"])
+
+
+@pytest.mark.parametrize("variant", ["container", "none"])
+def test_flux_without_gpu_wiring_keeps_the_kubevirt_object_with_the_wiring_emptied(variant: str):
+    built = _flux_built(variant, "  kubevirt: {name: kv, featureGates: [LiveMigration]}\n")
+    (kubevirt,) = [o for o in built if o["kind"] == "KubeVirt"]
+    assert kubevirt["metadata"]["name"] == "kv"
+    assert kubevirt["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+    # declared empty: server-side apply removes the wiring from the live CR, not the CR
+    assert kubevirt["spec"]["configuration"] == {
+        "developerConfiguration": {"featureGates": ["LiveMigration"]},
+        "permittedHostDevices": {"pciHostDevices": [], "mediatedDevices": []},
+        "mediatedDevicesConfiguration": {"mediatedDeviceTypes": [], "nodeMediatedDeviceTypes": []},
+    }
+
+
+def test_flux_without_gpu_wiring_and_no_kubevirt_named_has_no_kubevirt_object():
+    # a tenant cluster (its nodes are VMs) has no KubeVirt: nothing to keep
+    assert not [o for o in _flux_built("container", "") if o["kind"] == "KubeVirt"]

@@ -417,33 +417,25 @@ def test_rule3_gpu_operator_is_enabled_and_undisabled(tmp_path):
     assert bundles["iaas"]["gpuOperatorVariant"] == "vgpu"
 
 
-def test_rule3_without_platform_file_the_list_replaces_the_live_one(tmp_path):
-    ok, problems = check(tmp_path, COZY + "variant: passthrough\n")
-    assert ok
+@pytest.mark.parametrize("variant", ["passthrough", "container", "none"])
+def test_rule3_without_platform_file_cozystack_refuses_and_names_the_import(tmp_path, variant):
+    ok, problems = check(tmp_path, COZY + f"variant: {variant}\n")
+    assert not ok
     assert problems == [
-        W(
-            6,
-            "spec.platform",
-            "no clusters/c1/platform.yaml: the bundle conditions cannot be checked and the "
-            "bundles.enabledPackages written here replaces the live list when Flux applies it; "
-            "save the live Package there (kubectl get packages.cozystack.io "
-            "cozystack.cozystack-platform -o yaml)",
+        E(
+            7,
+            "spec.platform.type",
+            "clusters/c1/platform.yaml is missing: the platform Package's "
+            "bundles.enabledPackages is atomic, so the list built without it would replace the "
+            "live one whole; capture the live Package first: gpu-gitops import --cluster c1 "
+            "[--kubeconfig F] [--context C]",
         )
     ]
 
 
-def test_rule3_without_platform_file_on_container_too(tmp_path):
-    ok, problems = check(tmp_path, COZY + "variant: container\n")
-    assert ok
-    assert problems == [
-        W(
-            6,
-            "spec.platform",
-            "no clusters/c1/platform.yaml: the bundles.enabledPackages written here replaces "
-            "the live list when Flux applies it; save the live Package there (kubectl get "
-            "packages.cozystack.io cozystack.cozystack-platform -o yaml)",
-        )
-    ]
+def test_rule3_plain_flux_needs_no_platform_file(tmp_path):
+    ok, problems = check(tmp_path, "platform: {type: flux}\nvariant: container\n")
+    assert ok and problems == []
 
 
 # --- rule 4: KubeVirt wiring --------------------------------------------------------------------
@@ -488,7 +480,10 @@ def test_rule4_flux_emits_a_partial_kubevirt_with_the_full_gate_list(tmp_path):
         "metadata": {
             "name": "kv",
             "namespace": "virt",
-            "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "Merge"},
+            "annotations": {
+                "kustomize.toolkit.fluxcd.io/ssa": "Merge",
+                "kustomize.toolkit.fluxcd.io/prune": "disabled",
+            },
         },
         "spec": {
             "configuration": {

@@ -1,0 +1,142 @@
+"""`gpu-gitops import` against the project's test API server: the live platform Package of the
+issue 4 fixtures (tests/data/live/packages.yaml) becomes clusters/<name>/platform.yaml."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from renderer.build import build_overlays
+from renderer.overlays import cluster_overlay
+from renderer.profile import load_profile
+from renderer.yaml_io import load_all
+from tests.apiserver import ApiServer, Store
+from tests.audit.audit_helpers import run
+from tests.audit.conftest import TOKEN
+from tests.conftest import REPO_ROOT
+
+
+def _import(server: ApiServer, repo: Path, *extra: str) -> tuple[int, str, str]:
+    config = server.kubeconfig(repo.parent / "kubeconfig", token=TOKEN)
+    return run(
+        "import", "--cluster", "ams1", "--kubeconfig", str(config), "--repo", str(repo), *extra
+    )
+
+
+def test_import_writes_the_live_package_without_server_fields(
+    api_server: ApiServer, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    code, _, err = _import(api_server, repo)
+    assert (code, err) == (0, "wrote clusters/ams1/platform.yaml\n"), err
+    text = (repo / "clusters" / "ams1" / "platform.yaml").read_text()
+    for server_field in (
+        "status:",
+        "uid:",
+        "resourceVersion:",
+        "managedFields",
+        "creationTimestamp",
+        "generation:",
+        "ReconciliationSucceeded",
+    ):
+        assert server_field not in text
+    assert text.splitlines()[3:] == [
+        "apiVersion: cozystack.io/v1alpha1",
+        "kind: Package",
+        "metadata:",
+        "  name: cozystack.cozystack-platform",
+        "spec:",
+        "  components:",
+        "    platform:",
+        "      values:",
+        "        bundles:",
+        "          enabledPackages:",
+        "          - cozystack.gpu-operator",
+        "          iaas:",
+        "            enabled: true",
+        "            gpuOperatorVariant: default",
+        "          system:",
+        "            enabled: true",
+        "            variant: isp-full",
+        "        gpu:",
+        "          permittedHostDevices:",
+        "            pciHostDevices:",
+        "            - externalResourceProvider: true",
+        "              pciVendorSelector: 10DE:2BB5",
+        "              resourceName: nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION",
+        "          replaceDefaults: true",
+        "        publishing:",
+        "          apiServerEndpoint: https://api.ams1.example.net",
+        "          host: ams1.example.net",
+        "  variant: isp-full",
+    ]
+    # same live object, same bytes: a second import changes nothing
+    before = text
+    code, _, err = _import(api_server, repo)
+    assert (code, err) == (0, "clusters/ams1/platform.yaml is up to date\n")
+    assert (repo / "clusters" / "ams1" / "platform.yaml").read_text() == before
+
+
+def test_imported_file_renders_and_every_value_is_kept(
+    api_server: ApiServer, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "clusters").mkdir(parents=True)
+    shutil.copytree(REPO_ROOT / "clusters" / "ams1", repo / "clusters" / "ams1")
+    (repo / "clusters" / "ams1" / "platform.yaml").unlink()
+    assert _import(api_server, repo)[0] == 0
+    lp = load_profile(repo, "ams1")
+    [package] = [
+        o
+        for o in load_all(build_overlays({"ams1": cluster_overlay(lp)})["ams1"])
+        if o["kind"] == "Package"
+    ]
+    values = package["spec"]["components"]["platform"]["values"]
+    assert values["publishing"] == {
+        "apiServerEndpoint": "https://api.ams1.example.net",
+        "host": "ams1.example.net",
+    }
+    assert values["bundles"]["system"] == {"enabled": True, "variant": "isp-full"}
+    assert values["bundles"]["enabledPackages"] == ["cozystack.gpu-operator"]
+    assert "disabledPackages" not in values["bundles"]  # the profile does not change it
+    assert package["metadata"]["annotations"] == {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+
+
+def test_import_without_the_package_writes_nothing(store: Store, tmp_path: Path) -> None:
+    assert store.delete("cozystack.io", "packages", "", "cozystack.cozystack-platform")
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        repo = tmp_path / "repo"
+        code, out, err = _import(server, repo)
+    assert code == 2 and out == ""
+    assert "has no Package.cozystack.io cozystack.cozystack-platform" in err
+    assert not (repo / "clusters").exists()
+
+
+def test_import_with_an_unknown_context_writes_nothing(
+    api_server: ApiServer, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    code, _, err = _import(api_server, repo, "--context", "nope")
+    assert code == 2 and "nope" in err and err.count("\n") == 1
+    assert not (repo / "clusters").exists()
+
+
+def test_import_refuses_a_bad_cluster_name(api_server: ApiServer, tmp_path: Path) -> None:
+    config = api_server.kubeconfig(tmp_path / "kc", token=TOKEN)
+    code, _, err = run(
+        "import", "--cluster", "../x", "--kubeconfig", str(config), "--repo", str(tmp_path)
+    )
+    assert code == 2 and "not a cluster name" in err
+    assert list(tmp_path.iterdir()) == [tmp_path / "kc"]
+
+
+def test_import_never_writes_through_a_symbolic_link(api_server: ApiServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "clusters").mkdir(parents=True)
+    (repo / "clusters" / "ams1").symlink_to(outside)
+    code, _, err = _import(api_server, repo)
+    assert code == 2 and err.startswith("clusters/ams1: error: is a symbolic link")
+    assert list(outside.iterdir()) == []
