@@ -69,8 +69,9 @@ def load_releases(state: AuditState) -> None:
     for storage, name in sorted(state.release_controllers):
         if storage not in namespaces and is_gpu_object(*HELM_RELEASE, name):
             state.notes.append(
-                f"release {storage}/{name} was not read: its namespace holds no release the "
-                "profile implies, and the audit job may not read Secrets there"
+                f"release {storage}/{name} was not read: the audit reads the releases that "
+                f"render the GPU objects the profile implies, and its job may not read Secrets "
+                f"in {storage}"
             )
     secrets: list[KubeObject] = []
     for ns in namespaces:
