@@ -12,14 +12,17 @@ past the checks of committed.py still cannot be fetched.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -28,6 +31,7 @@ from renderer.overlays import Overlay, base_files
 
 __all__ = [
     "BUILD_TIMEOUT",
+    "SCRATCH_PREFIX",
     "build_dir",
     "build_dirs",
     "build_overlays",
@@ -38,6 +42,7 @@ __all__ = [
 BUILD_TIMEOUT = float(os.environ.get("GPU_GITOPS_BUILD_TIMEOUT", "120"))
 """Seconds one build may take (GPU_GITOPS_BUILD_TIMEOUT); the examples build in well under one."""
 _WORKERS = 2
+SCRATCH_PREFIX = "gpu-gitops-"
 _TMPFS = Path("/dev/shm")
 _OFFLINE = {
     # kustomize fetches remote bases with git and remote files with Go's HTTP client
@@ -49,14 +54,49 @@ _OFFLINE = {
 }
 
 
-def scratch_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
-    """A scratch directory for overlays kustomize must read from disk.
+@contextmanager
+def scratch_dir(prefix: str) -> Iterator[str]:
+    """A scratch directory for overlays kustomize must read from disk, removed afterwards.
 
     On tmpfs when the machine has one: writing a thousand small overlays took 2 s on a disk-backed
-    /tmp here and 0.04 s on /dev/shm, and the overlays never outlive the build.
+    /tmp here and 0.04 s on /dev/shm. tmpfs is memory, so a folder left by a killed run must not
+    stay until the next boot: each is flock-ed while in use, and every run first removes the
+    `gpu-gitops-*` folders nobody holds (no PID involved, so a reused PID fools nothing).
     """
     fast = _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK)
-    return tempfile.TemporaryDirectory(prefix=prefix, dir=_TMPFS if fast else None)
+    base = _TMPFS if fast else Path(tempfile.gettempdir())
+    _sweep(base)
+    # made under a name the sweep skips, and named for it only once locked
+    hidden = Path(tempfile.mkdtemp(prefix="." + prefix, dir=base))
+    path = hidden.with_name(hidden.name[1:])
+    fd = os.open(hidden, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        hidden.rename(path)
+        yield str(path)
+    finally:
+        for p in (hidden, path):
+            shutil.rmtree(p, ignore_errors=True)
+        os.close(fd)
+
+
+def _sweep(base: Path) -> None:
+    """Remove the scratch folders of runs that ended without cleaning up (killed, crashed)."""
+    uid = os.getuid()
+    for path in base.glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            if path.is_symlink() or not path.is_dir() or path.stat().st_uid != uid:
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # in use
+        finally:
+            os.close(fd)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 class _Worker:

@@ -6,7 +6,7 @@ Each cluster is one folder at the top of the branch:
     <cluster>/<kind>_<name>.yaml               a cluster-scoped object
     <cluster>/kustomization.yaml               lists the object files: Flux applies exactly these
     <cluster>/hydrator.metadata                JSON, sorted keys: sourceCommit, profileDigest,
-                                               toolVersion, allowDirty
+                                               toolVersion, allowDirty, outputDigest
     <cluster>/source/gpu-profile.yaml          the cluster's source files, verbatim (the bytes
     <cluster>/source/platform.yaml             profileDigest hashes; platform.yaml when present),
                                                for an audit without a checkout; not listed in
@@ -26,6 +26,7 @@ of the build, so an unchanged input reuses the previous output without building 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -44,8 +45,10 @@ __all__ = [
     "METADATA_FILE",
     "SOURCE_DIR",
     "Metadata",
+    "blob_id",
     "cluster_files",
     "cluster_objects",
+    "folder_digest",
     "object_file",
     "profile_digest",
     "split_documents",
@@ -68,10 +71,13 @@ class Metadata:
     profile_digest: str
     tool_version: str
     allow_dirty: bool
+    output_digest: str = ""
+    """folder_digest of the folder's other files: a hand edit on the branch shows as a mismatch."""
 
     def to_bytes(self) -> bytes:
         data = {
             "allowDirty": self.allow_dirty,
+            "outputDigest": self.output_digest,
             "profileDigest": self.profile_digest,
             "sourceCommit": self.source_commit,
             "toolVersion": self.tool_version,
@@ -84,9 +90,10 @@ class Metadata:
         try:
             obj = json.loads(data)
             fields = (obj["sourceCommit"], obj["profileDigest"], obj["toolVersion"])
-            if not all(isinstance(f, str) for f in fields):
+            output = obj.get("outputDigest", "")
+            if not all(isinstance(f, str) for f in (*fields, output)):
                 return None
-            return cls(*fields, allow_dirty=obj["allowDirty"] is True)
+            return cls(*fields, allow_dirty=obj["allowDirty"] is True, output_digest=output)
         except (ValueError, TypeError, KeyError):
             return None
 
@@ -106,6 +113,21 @@ def profile_digest(profile: bytes, platform: bytes | None) -> str:
         if data is not None:
             h.update(b"%s\0%d\0" % (name.encode(), len(data)))
             h.update(data)
+    return "sha256:" + h.hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    """The git object id of a file's bytes (as `git hash-object` gives it)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def folder_digest(blobs: Mapping[str, str]) -> str:
+    """`sha256:<hex>` of a cluster folder's files but hydrator.metadata: path -> blob id. Taken
+    from the ids, so a folder already on the branch is checked without reading its files."""
+    h = hashlib.sha256()
+    for path, sha in sorted(blobs.items()):
+        if path != METADATA_FILE:
+            h.update(f"{path}\0{sha}\n".encode())
     return "sha256:" + h.hexdigest()
 
 
@@ -170,12 +192,13 @@ def cluster_files(
         "resources": sorted(files),
     }
     files[KUSTOMIZATION_FILE] = (_KUSTOMIZATION_HEADER + dump_yaml(kustomization)).encode()
-    files[METADATA_FILE] = metadata.to_bytes()
     if source is not None:
         profile, platform = source
         files[f"{SOURCE_DIR}/{PROFILE_FILE}"] = profile
         if platform is not None:
             files[f"{SOURCE_DIR}/{PLATFORM_FILE}"] = platform
+    digest = folder_digest({path: blob_id(data) for path, data in files.items()})
+    files[METADATA_FILE] = dataclasses.replace(metadata, output_digest=digest).to_bytes()
     return dict(sorted(files.items()))
 
 

@@ -61,9 +61,14 @@ class GitCommandFailed(GitError):
 
 
 def run_git(
-    repo: git.Repo, *args: str, data: bytes | None = None, env: Mapping[str, str] | None = None
+    repo: git.Repo,
+    *args: str,
+    data: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
 ) -> bytes:
-    """Run `git <args>` in the repository (stdin: `data`); stdout, or GitError naming stderr."""
+    """Run `git <args>` in the repository (stdin: `data`); stdout, or GitError naming stderr
+    (or saying that it was stopped after `timeout` seconds)."""
     # keep the wrapper alive until the end: gitpython kills the process when it is collected
     handle = repo.git.execute(
         ["git", *args],
@@ -73,7 +78,14 @@ def run_git(
     )
     proc = handle.proc
     assert proc is not None
-    out, err = proc.communicate(data)
+    try:
+        out, err = proc.communicate(data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise GitError(
+            f"git {args[0]} did not finish within {timeout:g} s; it was stopped"
+        ) from None
     if proc.returncode != 0:
         raise GitCommandFailed(
             args[0], proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")

@@ -1,7 +1,8 @@
 """The commit a publish makes: the rendered tree on top of the branch's tip, and its message.
 
 A cluster folder of the tip whose hydrator.metadata records the same input (profile digest, tool
-version, dirtiness) is reused as it is: no parse, no build, no hashing. The other clusters are
+version, dirtiness) and the folder's own digest (so a hand edit on the branch is caught) is reused
+as it is: no parse, no build, no hashing of file contents. The other clusters are
 validated and built once per publish (whatever the attempts), laid out flat (flat.py) with their
 source files under `source/`, and their new blobs and trees are collected for one pack. The
 message ends in a Source-Commit trailer, which tells a later publish whether the tip already
@@ -23,7 +24,14 @@ import pykustomize
 from renderer.build import build_overlays
 from renderer.errors import Problem
 from renderer.overlays import cluster_overlay
-from renderer.publish.flat import METADATA_FILE, SOURCE_DIR, Metadata, cluster_files, profile_digest
+from renderer.publish.flat import (
+    METADATA_FILE,
+    SOURCE_DIR,
+    Metadata,
+    cluster_files,
+    folder_digest,
+    profile_digest,
+)
 from renderer.publish.gitobjects import (
     MODE_DIR,
     MODE_FILE,
@@ -42,6 +50,10 @@ from renderer.version import package_version
 __all__ = ["Plan", "Publisher", "commit_message", "tool_version"]
 
 _SUBJECT_WIDTH = 72
+_EDITED = (
+    "on the rendered branch this folder does not match its hydrator.metadata (edited by hand?); "
+    "it is rewritten from the profile"
+)
 _SOURCE_TRAILER = re.compile(r"^Source-Commit: ([0-9a-f]{40})$", re.MULTILINE)
 
 
@@ -180,17 +192,23 @@ class Publisher:
                 old_files = read_tree(repo, old[1])
                 old_source = old_files.get(SOURCE_DIR)
                 nested = (
-                    read_tree(repo, old_source[1]).values()
+                    read_tree(repo, old_source[1])
                     if old_source is not None and old_source[0] == MODE_DIR
-                    else ()
+                    else {}
                 )
-                shas = (sha for _, sha in (*old_files.values(), *nested))
-                known[name] = frozenset({old[1], *shas})
+                known[name] = frozenset(
+                    {old[1], *(sha for _, sha in (*old_files.values(), *nested.values()))}
+                )
                 entry = old_files.get(METADATA_FILE)
                 old_meta = Metadata.from_bytes(read_blob(repo, entry[1])) if entry else None
                 if old_meta is not None and old_meta.same_input(meta):
-                    entries[name] = old
-                    continue
+                    blobs = {f: sha for f, (mode, sha) in old_files.items() if mode != MODE_DIR}
+                    blobs |= {f"{SOURCE_DIR}/{f}": sha for f, (_, sha) in nested.items()}
+                    if old_meta.output_digest == folder_digest(blobs):
+                        entries[name] = old
+                        continue
+                    if old_meta.output_digest:  # older tools wrote none: rebuild quietly
+                        self.warnings.append(Problem(f"{name}/", 0, "", _EDITED, "warning"))
             todo.append(name)
         self.build(todo)
         for name in todo:

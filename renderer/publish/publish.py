@@ -20,6 +20,7 @@ is never committed over it: the tip already holds the newer render.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
@@ -39,6 +40,8 @@ __all__ = ["MAX_ATTEMPTS", "PublishResult", "publish"]
 
 MAX_ATTEMPTS = 5
 """Tries at moving the branch (or pushing it) before giving up."""
+NETWORK_TIMEOUT = float(os.environ.get("GPU_GITOPS_PUSH_TIMEOUT", "300"))
+"""Seconds one push or fetch may take (GPU_GITOPS_PUSH_TIMEOUT): a silent remote never hangs."""
 _BACKOFF_SECONDS = 0.05
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0"}
 # A push that lost a race: rejected as non-fast-forward, or the remote could not move its ref
@@ -99,6 +102,8 @@ def _backoff(attempt: int) -> None:
 def _branch_ref(repo: git.Repo, branch: str) -> str:
     ref = f"refs/heads/{branch}"
     try:
+        if branch == "HEAD":  # refs/heads/HEAD is a valid ref name that every git tool misreads
+            raise GitCommandFailed("check-ref-format", 1, "", "")
         run_git(repo, "check-ref-format", ref)
     except GitCommandFailed:
         raise GitError(
@@ -136,15 +141,31 @@ def _push(repo: git.Repo, remote: str, commit: str, branch: str) -> bool:
     """Push `commit` to the remote branch: True when it landed, False when another push won."""
     try:
         run_git(
-            repo, "push", "--porcelain", remote, f"{commit}:refs/heads/{branch}", env=_NO_PROMPT
+            repo,
+            "push",
+            "--porcelain",
+            remote,
+            f"{commit}:refs/heads/{branch}",
+            env=_NO_PROMPT,
+            timeout=NETWORK_TIMEOUT,
         )
     except GitCommandFailed as exc:
         if _RACE_LOST.search(exc.stdout + exc.stderr):
             return False
         raise GitError(
-            f"cannot push to {remote}: {exc.reason}; the local branch is unchanged"
+            f"cannot push to {remote}: {_rejection(exc)}; the local branch is unchanged"
         ) from None
+    except GitError as exc:
+        raise GitError(f"cannot push to {remote}: {exc}; the local branch is unchanged") from None
     return True
+
+
+def _rejection(exc: GitCommandFailed) -> str:
+    """Why the remote said no: the ref's status from --porcelain output and what the remote
+    printed (a hook's reason), else git's own error line."""
+    status = [line.split("\t")[-1] for line in exc.stdout.splitlines() if line.startswith("!\t")]
+    said = [line.strip() for line in exc.stderr.splitlines() if line.startswith("remote:")][:3]
+    return "; ".join([*status[:1], *said]) or exc.reason
 
 
 def _fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
@@ -159,6 +180,7 @@ def _fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
             remote,
             f"+refs/heads/{branch}:{tracking}",
             env=_NO_PROMPT,
+            timeout=NETWORK_TIMEOUT,
         )
     except GitCommandFailed as exc:
         if "couldn't find remote ref" in exc.stderr:

@@ -13,8 +13,8 @@ import re
 from renderer.errors import Problem
 from renderer.profile import LoadedProfile
 from renderer.rules.checker import RuleChecker
-from renderer.rules.devices import check_devices, check_vgpu, check_wiring
-from renderer.rules.platform import check_platform
+from renderer.rules.devices import check_devices, check_mdev_creators, check_vgpu, check_wiring
+from renderer.rules.platform import check_container_takeover, check_platform
 from renderer.rules.syntax import DNS_SUBDOMAIN
 from renderer.yaml_io import Path
 
@@ -41,18 +41,35 @@ def _hami_and_nodes(c: RuleChecker) -> None:
             "HAMi serves only nodes labelled container; label GPU nodes in spec.nodes",
         )
     node_name = re.compile(DNS_SUBDOMAIN)
+    own = {"passthrough": "vm-passthrough", "vgpu": "vm-vgpu"}.get(spec.variant)
     clash = {"passthrough": "vm-vgpu", "vgpu": "vm-passthrough"}.get(spec.variant)
     for node, workload in spec.nodes.items():
         at: Path = ("spec", "nodes", node)
         if not node_name.fullmatch(node):
             c.add(at, f'"{node}" is not a node name (DNS-1123 subdomain)')
         if workload == clash:
+            # container is a fix only where HAMi serves container nodes (see below)
             c.add(
                 at,
                 f"the variant is one value per cluster: a {workload} node on a {spec.variant} "
-                "cluster gets no operands for it; label it container or "
-                f"{'vm-passthrough' if spec.variant == 'passthrough' else 'vm-vgpu'}",
+                f"cluster gets no operands for it; label it {own}"
+                + (" (or container, for HAMi)" if spec.hami else ""),
             )
+        if workload == "container" and own and not spec.hami:
+            c.warn(
+                at,
+                f"on variant {spec.variant} the GPU Operator runs no driver and no device "
+                "plugin, so a container node's GPUs serve nothing; set spec.hami: true (HAMi "
+                f"serves container nodes) or label it {own}",
+            )
+    # Listing a node as the default shows the author knows where unlisted nodes go.
+    if own and "container" in spec.nodes.values() and own not in spec.nodes.values():
+        c.warn(
+            ("spec", "nodes"),
+            f"GPU nodes not listed here run as {own} (the GPU Operator's "
+            "sandboxWorkloads.defaultWorkload on this variant); list every GPU node that "
+            "should run otherwise",
+        )
     if spec.nodes and spec.variant in ("container", "none"):
         c.warn(
             ("spec", "nodes"),
@@ -61,7 +78,15 @@ def _hami_and_nodes(c: RuleChecker) -> None:
         )
 
 
-_CHECKS = (check_platform, check_devices, check_wiring, check_vgpu, _hami_and_nodes)
+_CHECKS = (
+    check_platform,
+    check_container_takeover,
+    check_devices,
+    check_wiring,
+    check_vgpu,
+    check_mdev_creators,
+    _hami_and_nodes,
+)
 
 
 def check_profile(lp: LoadedProfile) -> list[Problem]:

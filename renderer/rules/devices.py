@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
+from renderer.model import Device
 from renderer.rules.checker import RuleChecker
+from renderer.rules.gpus import Inferred, architecture_of, inferred_architecture
 from renderer.rules.syntax import DNS_SUBDOMAIN
 from renderer.yaml_io import Path
 
-__all__ = ["check_devices", "check_vgpu", "check_wiring"]
+__all__ = ["check_devices", "check_mdev_creators", "check_vgpu", "check_wiring"]
 
 _EXTENDED_RESOURCE = re.compile(
     rf"(?P<domain>{DNS_SUBDOMAIN})/(?P<name>[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?)"
@@ -21,6 +23,11 @@ _EXTENDED_RESOURCE = re.compile(
 _SANDBOX_PCI_NAME = re.compile(r"nvidia\.com/[A-Z0-9_]+")
 _MDEV_ARCHITECTURES = ("pascal", "volta", "turing", "ampere")
 _SRIOV_VGPU_ARCHITECTURES = ("ada", "blackwell")
+
+
+def _named(arch: Inferred, device: Device) -> str:
+    """The architecture, and what it was read from when the profile does not write it."""
+    return arch.architecture if device.architecture else f"{arch.architecture} ({arch.source})"
 
 
 def check_devices(c: RuleChecker) -> None:
@@ -44,6 +51,13 @@ def check_devices(c: RuleChecker) -> None:
             continue  # every further check would guess which one was meant
         if not d.pci_vendor_selector and not d.mdev_name_selector:
             c.add(at, "set pciVendorSelector (a PCI device) or mdevNameSelector (a vGPU type)")
+        implied = inferred_architecture(d)
+        if d.architecture and implied and implied.architecture != d.architecture:
+            c.warn(
+                (*at, "architecture"),
+                f"{implied.source}, which is {implied.architecture}, not {d.architecture}; "
+                "correct architecture or remove it",
+            )
         name = d.resource_name
         m = _EXTENDED_RESOURCE.fullmatch(name)
         if m and m["domain"].endswith("kubernetes.io"):
@@ -100,17 +114,18 @@ def check_devices(c: RuleChecker) -> None:
                     "on passthrough the GPU Operator's sandbox "
                     "device plugin serves the device; set externalResourceProvider: true",
                 )
-            if spec.variant == "vgpu" and d.architecture in _SRIOV_VGPU_ARCHITECTURES:
+            arch = architecture_of(d)
+            if spec.variant == "vgpu" and arch and arch.architecture in _SRIOV_VGPU_ARCHITECTURES:
                 if c.cozystack:
                     c.add(
                         at,
-                        f"SR-IOV vGPU on {d.architecture} needs KubeVirt >= 1.9 (kubevirt#16890)"
+                        f"SR-IOV vGPU on {_named(arch, d)} needs KubeVirt >= 1.9 (kubevirt#16890)"
                         " and Cozystack ships 1.8.4; offer this GPU on a passthrough cluster",
                     )
                 elif tuple(int(x) for x in spec.kubevirt.version.split(".")) < (1, 9):
                     c.add(
                         at,
-                        f"SR-IOV vGPU on {d.architecture} needs KubeVirt >= 1.9 (kubevirt#16890);"
+                        f"SR-IOV vGPU on {_named(arch, d)} needs KubeVirt >= 1.9 (kubevirt#16890);"
                         " upgrade KubeVirt and set spec.kubevirt.version",
                     )
         if d.mdev_name_selector:
@@ -182,14 +197,16 @@ def check_vgpu(c: RuleChecker) -> None:
     if vgpu.device_manager:
         if spec.variant != "vgpu":
             c.warn(("spec", "vgpu", "deviceManager"), "ignored unless spec.variant is vgpu")
-        late = sorted(
-            {d.architecture for d in spec.devices if d.architecture} - set(_MDEV_ARCHITECTURES)
-        )
+        late = {
+            _named(arch, d)
+            for d in spec.devices
+            if (arch := architecture_of(d)) and arch.architecture not in _MDEV_ARCHITECTURES
+        }
         if late and spec.variant == "vgpu":  # elsewhere the Device Manager is not deployed
             c.add(
                 ("spec", "vgpu", "deviceManager"),
                 f"the vGPU Device Manager runs on Pascal..Ampere "
-                f"only (it crash-loops on {', '.join(late)}); set it to false",
+                f"only (it crash-loops on {', '.join(sorted(late))}); set it to false",
             )
     lic = vgpu.licensing
     if lic.config_map_name:
@@ -204,4 +221,40 @@ def check_vgpu(c: RuleChecker) -> None:
             "vGPU guests license themselves (token "
             "and gridd.conf via cloud-init), so a host cluster emits nothing for it; it is used "
             "only on plain Flux with variant container, where the operator runs the driver",
+        )
+
+
+def check_mdev_creators(c: RuleChecker) -> None:
+    """Mediated devices need exactly one creator: the vGPU Device Manager or KubeVirt itself."""
+    spec = c.spec
+    if spec.variant != "vgpu":
+        return
+    config = spec.mediated_devices_configuration
+    kubevirt = config.enabled is not False and bool(
+        config.mediated_device_types
+        or config.mediated_devices_types
+        or any(
+            n.mediated_device_types or n.mediated_devices_types
+            for n in config.node_mediated_device_types or []
+        )
+    )
+    manager = spec.vgpu.device_manager
+    at: Path = ("spec", "mediatedDevicesConfiguration")
+    if manager and kubevirt:
+        c.add(
+            at,
+            "two creators of mediated devices: KubeVirt creates these types and the vGPU Device "
+            "Manager (spec.vgpu.deviceManager) creates its own, each removing the other's; keep "
+            "one: set vgpu.deviceManager: false, or mediatedDevicesConfiguration.enabled: false",
+        )
+    # a device with both selectors is an error already; which one was meant is a guess
+    mdev = [
+        i for i, d in enumerate(spec.devices) if d.mdev_name_selector and not d.pci_vendor_selector
+    ]
+    if mdev and not manager and not kubevirt:
+        c.warn(
+            ("spec", "devices", mdev[0], "mdevNameSelector"),
+            "nothing creates this mediated device type, so no VM can get one: list its "
+            "nvidia-NNN type in spec.mediatedDevicesConfiguration.mediatedDeviceTypes (KubeVirt "
+            "creates it), or set spec.vgpu.deviceManager: true (Pascal..Ampere)",
         )

@@ -13,7 +13,7 @@ from renderer.cozystack import BUNDLE_VARIANTS, GPU_OPERATOR, SUPPORTED_VERSIONS
 from renderer.profile import PLATFORM_FILE
 from renderer.rules.checker import RuleChecker
 
-__all__ = ["check_platform"]
+__all__ = ["check_container_takeover", "check_platform"]
 
 
 def check_platform(c: RuleChecker) -> None:
@@ -119,4 +119,27 @@ def _platform_file_missing(c: RuleChecker) -> None:
         "bundles.enabledPackages is atomic, so the list built without it would replace the live "
         f"one whole; capture the live Package first: gpu-gitops import --cluster {c.lp.name} "
         "[--kubeconfig F] [--context C]",
+    )
+
+
+def check_container_takeover(c: RuleChecker) -> None:
+    """vgpu -> container on Cozystack: the standalone Package takes over the bundle's kept one,
+    whose vGPU values Helm wrote; server-side apply leaves fields another manager owns."""
+    doc = c.lp.platform
+    if not (c.cozystack and c.spec.variant == "container" and doc is not None):
+        return
+    spec_doc = doc.obj.get("spec") or {}
+    values = ((spec_doc.get("components") or {}).get("platform") or {}).get("values") or {}
+    bundles = effective_values(values, spec_doc.get("variant")).get("bundles") or {}
+    live = (bundles.get("iaas") or {}).get("gpuOperatorVariant")
+    if live != "vgpu" or GPU_OPERATOR not in (bundles.get("enabledPackages") or []):
+        return
+    c.platform_problem(
+        ("spec", "components", "platform", "values", "bundles", "iaas", "gpuOperatorVariant"),
+        f"vgpu -> container: the live {GPU_OPERATOR} Package keeps the vGPU Manager and Device "
+        "Manager values Helm wrote into it (spec.components.gpu-operator), which the container "
+        "Package taking it over does not remove under server-side apply; once Flux applied "
+        f"this, run kubectl patch packages.cozystack.io {GPU_OPERATOR} --type=json "
+        """-p '[{"op":"remove","path":"/spec/components"}]'""",
+        "warning",
     )

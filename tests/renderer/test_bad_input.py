@@ -451,6 +451,7 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             + MANAGER
             + "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
             " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+            + "  mediatedDevicesConfiguration: {mediatedDeviceTypes: [nvidia-692]}\n"
         ),
         PLATFORM("isp-hosted"),
         [
@@ -506,6 +507,7 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             FLUX + "  variant: vgpu\n"
             "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
             " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+            "  mediatedDevicesConfiguration: {mediatedDeviceTypes: [nvidia-692]}\n"
         ),
         None,
         [
@@ -552,8 +554,7 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         None,
         [
             f"{F}:12: error: spec.nodes.gpu-1: the variant is one value per cluster: a vm-vgpu "
-            "node on a passthrough cluster gets no operands for it; label it container or "
-            "vm-passthrough"
+            "node on a passthrough cluster gets no operands for it; label it vm-passthrough"
         ],
     ),
     (
@@ -570,8 +571,7 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
             "the sandbox device plugin's naming (nvidia.com/ + the upper-case pci.ids name, '_' "
             "for spaces); confirm with kubectl describe node",
             f"{F}:12: error: spec.nodes.gpu-1: the variant is one value per cluster: a vm-vgpu "
-            "node on a passthrough cluster gets no operands for it; label it container or "
-            "vm-passthrough",
+            "node on a passthrough cluster gets no operands for it; label it vm-passthrough",
             f"{F}:13: warning: spec.flux.driftDetection: hand edits of the emitted HelmReleases "
             "will go unnoticed; use enabled or warn",
         ],

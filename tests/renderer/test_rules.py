@@ -131,6 +131,8 @@ devices:
     mdevNameSelector: NVIDIA A100-20C
     resourceName: nvidia.com/NVIDIA_A100-20C
 """
+MDEV_TYPES = "mediatedDevicesConfiguration:\n  mediatedDeviceTypes: [nvidia-692]\n"
+"""KubeVirt creates the A100-20C mdevs (the type id is host-specific)."""
 
 
 # --- rule 1: one variant per cluster, never per node ---------------------------------------------
@@ -145,7 +147,7 @@ def test_rule1_vm_vgpu_node_on_a_passthrough_cluster(tmp_path):
                 12,
                 "spec.nodes.gpu-2",
                 "the variant is one value per cluster: a vm-vgpu node on a passthrough cluster "
-                "gets no operands for it; label it container or vm-passthrough",
+                "gets no operands for it; label it vm-passthrough",
             )
         ],
     )
@@ -153,6 +155,7 @@ def test_rule1_vm_vgpu_node_on_a_passthrough_cluster(tmp_path):
 
 def test_rule1_vm_passthrough_node_on_a_vgpu_cluster(tmp_path):
     body = FLUX + "variant: vgpu\n" + MANAGER + A100_20C + "nodes:\n  gpu-1: vm-passthrough\n"
+    body += MDEV_TYPES
     assert check(tmp_path, body) == (
         False,
         [
@@ -160,7 +163,7 @@ def test_rule1_vm_passthrough_node_on_a_vgpu_cluster(tmp_path):
                 18,
                 "spec.nodes.gpu-1",
                 "the variant is one value per cluster: a vm-passthrough node on a vgpu cluster "
-                "gets no operands for it; label it container or vm-vgpu",
+                "gets no operands for it; label it vm-vgpu",
             )
         ],
     )
@@ -611,7 +614,7 @@ def test_rule5_sandbox_naming_is_a_warning(tmp_path):
 
 def test_rule5_no_sandbox_naming_check_for_other_device_plugins(tmp_path):
     body = FLUX + "variant: vgpu\n" + MANAGER + A100_20C.replace("NVIDIA_A100-20C", "a100")
-    body += "    externalResourceProvider: false\n"
+    body += "    externalResourceProvider: false\n" + MDEV_TYPES
     assert check(tmp_path, body) == (True, [])
 
 
@@ -632,6 +635,7 @@ def test_rule5_passthrough_devices_are_served_by_the_sandbox_plugin(tmp_path):
 
 def test_rule5_mdev_naming_is_a_warning(tmp_path):
     body = FLUX + "variant: vgpu\n" + MANAGER + A100_20C.replace("NVIDIA_A100-20C", "A100_20C")
+    body += MDEV_TYPES
     assert check(tmp_path, body) == (
         True,
         [
@@ -648,7 +652,7 @@ def test_rule5_mdev_naming_is_a_warning(tmp_path):
 def test_rule5_duplicate_mdev_name_selector(tmp_path):
     body = FLUX + "variant: vgpu\n" + MANAGER + A100_20C
     body += "  - class: again\n    mdevNameSelector: NVIDIA A100-20C\n"
-    body += "    resourceName: nvidia.com/NVIDIA_A100-20C\n"
+    body += "    resourceName: nvidia.com/NVIDIA_A100-20C\n" + MDEV_TYPES
     assert check(tmp_path, body) == (
         False,
         [
@@ -677,7 +681,7 @@ def test_rule5_mdev_already_in_the_vgpu_default_table(tmp_path):
         ],
     )
     # without the Device Manager the vGPU table is not used
-    no_manager = COZY + "variant: vgpu\n" + MANAGER + A100_20C.replace("20C", "40C")
+    no_manager = COZY + "variant: vgpu\n" + MANAGER + A100_20C.replace("20C", "40C") + MDEV_TYPES
     assert check(tmp_path / "b", no_manager, FULL) == (True, [])
 
 
@@ -802,14 +806,14 @@ def test_rule6_devices_are_ignored_without_kubevirt_wiring(tmp_path):
 
 def test_rule7_vgpu_needs_manager_repository_and_version(tmp_path):
     body = FLUX + "variant: vgpu\nvgpu:\n  manager:\n    repository: registry.example.com\n"
-    body += A100_20C
+    body += A100_20C + MDEV_TYPES
     message = (
         "the vGPU Manager image is not redistributable: set repository and version to the "
         "image in your private registry"
     )
     assert check(tmp_path, body) == (False, [E(10, "spec.vgpu.manager", message)])
     # not written at all: the line of spec
-    assert check(tmp_path / "b", FLUX + "variant: vgpu\n" + A100_20C) == (
+    assert check(tmp_path / "b", FLUX + "variant: vgpu\n" + A100_20C + MDEV_TYPES) == (
         False,
         [E(5, "spec.vgpu.manager", message)],
     )
@@ -871,6 +875,124 @@ def test_rule7_sriov_vgpu_on_ada_and_blackwell_on_cozystack(tmp_path):
             E(19, "spec.devices[1]", message.format("blackwell")),
         ],
     )
+
+
+def test_rule7_the_architecture_is_inferred_when_not_written(tmp_path):
+    # the PCI id names the board: a Blackwell RTX PRO 6000 as SR-IOV vGPU on KubeVirt 1.8
+    body = FLUX + "variant: vgpu\n" + MANAGER + RTX
+    assert check(tmp_path, body) == (
+        False,
+        [
+            E(
+                14,
+                "spec.devices[0]",
+                "SR-IOV vGPU on blackwell (10DE:2BB5 is the RTX PRO 6000 Blackwell Server "
+                "Edition, chip GB202GL) needs KubeVirt >= 1.9 (kubevirt#16890); upgrade "
+                "KubeVirt and set spec.kubevirt.version",
+            )
+        ],
+    )
+    # an id the table does not know: the sandbox plugin's resource name names the chip
+    unknown = RTX.replace("10DE:2BB5", "10DE:2BFF")
+    assert check(tmp_path / "b", COZY + "variant: vgpu\n" + MANAGER + unknown, FULL) == (
+        False,
+        [
+            E(
+                15,
+                "spec.devices[0]",
+                "SR-IOV vGPU on blackwell (resource "
+                "nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION names chip GB202) needs "
+                "KubeVirt >= 1.9 (kubevirt#16890) and Cozystack ships 1.8.4; offer this GPU on a "
+                "passthrough cluster",
+            )
+        ],
+    )
+    # Ampere passes: SR-IOV vGPU of an A10 works on KubeVirt 1.8
+    a10 = L40S.replace("10DE:26B9", "10DE:2236").replace("AD102GL_L40S", "GA102GL_A10")
+    assert check(tmp_path / "c", FLUX + "variant: vgpu\n" + MANAGER + a10) == (True, [])
+
+
+def test_rule7_device_manager_on_an_inferred_architecture(tmp_path):
+    # the vGPU type names the board: L40S is Ada
+    body = FLUX + "variant: vgpu\n" + MANAGER + "  deviceManager: true\n"
+    body += A100_20C.replace("A100-20C", "L40S-24Q")
+    assert check(tmp_path, body) == (
+        False,
+        [
+            E(
+                13,
+                "spec.vgpu.deviceManager",
+                "the vGPU Device Manager runs on Pascal..Ampere only (it crash-loops on ada "
+                '(vGPU type "NVIDIA L40S-24Q" is a slice of the L40S)); set it to false',
+            )
+        ],
+    )
+
+
+def test_rule7_a_written_architecture_that_contradicts_the_pci_id(tmp_path):
+    body = FLUX + "variant: passthrough\n" + RTX + "    architecture: ada\n"
+    assert check(tmp_path, body) == (
+        True,
+        [
+            W(
+                13,
+                "spec.devices[0].architecture",
+                "10DE:2BB5 is the RTX PRO 6000 Blackwell Server Edition, chip GB202GL, which is "
+                "blackwell, not ada; correct architecture or remove it",
+            )
+        ],
+    )
+
+
+def test_rule7_mdev_types_need_a_creator(tmp_path):
+    # neither the Device Manager nor KubeVirt creates the A100-20C mdevs
+    body = FLUX + "variant: vgpu\n" + MANAGER + A100_20C
+    assert check(tmp_path, body) == (
+        True,
+        [
+            W(
+                15,
+                "spec.devices[0].mdevNameSelector",
+                "nothing creates this mediated device type, so no VM can get one: list its "
+                "nvidia-NNN type in spec.mediatedDevicesConfiguration.mediatedDeviceTypes "
+                "(KubeVirt creates it), or set spec.vgpu.deviceManager: true (Pascal..Ampere)",
+            )
+        ],
+    )
+    # KubeVirt told not to create them is no creator either
+    off = "mediatedDevicesConfiguration:\n  enabled: false\n  mediatedDeviceTypes: [nvidia-692]\n"
+    _, problems = check(tmp_path / "b", body + off)
+    assert [p.field for p in problems] == ["spec.devices[0].mdevNameSelector"]
+    # per-node types count; so does the Device Manager alone
+    per_node = "mediatedDevicesConfiguration:\n  nodeMediatedDeviceTypes:\n"
+    per_node += "    - nodeSelector: {gpu: a100}\n      mediatedDeviceTypes: [nvidia-692]\n"
+    assert check(tmp_path / "c", body + per_node) == (True, [])
+    manager = FLUX + "variant: vgpu\n" + MANAGER + "  deviceManager: true\n" + A100_20C
+    assert check(tmp_path / "d", manager) == (True, [])
+    # passthrough drops mdevs anyway: that has its own warning, not this one
+    _, problems = check(tmp_path / "e", FLUX + "variant: passthrough\n" + A100_20C)
+    assert "spec.devices[0].mdevNameSelector" not in [p.field for p in problems]
+
+
+def test_rule7_two_creators_of_mdevs(tmp_path):
+    body = FLUX + "variant: vgpu\n" + MANAGER + "  deviceManager: true\n" + A100_20C + MDEV_TYPES
+    assert check(tmp_path, body) == (
+        False,
+        [
+            E(
+                18,
+                "spec.mediatedDevicesConfiguration",
+                "two creators of mediated devices: KubeVirt creates these types and the vGPU "
+                "Device Manager (spec.vgpu.deviceManager) creates its own, each removing the "
+                "other's; keep one: set vgpu.deviceManager: false, or "
+                "mediatedDevicesConfiguration.enabled: false",
+            )
+        ],
+    )
+    off = body.replace(
+        "mediatedDevicesConfiguration:\n", "mediatedDevicesConfiguration:\n  enabled: false\n"
+    )
+    assert check(tmp_path / "b", off) == (True, [])
 
 
 def test_rule7_sriov_vgpu_on_flux_needs_kubevirt_1_9(tmp_path):
@@ -988,7 +1110,7 @@ def test_rule8_hami_without_container_nodes(tmp_path):
 def test_rule8_hami_with_passthrough_on_cozystack_is_enabled_in_the_bundle(tmp_path):
     live = platform_yaml(values="bundles:\n  disabledPackages: [cozystack.hami]\n")
     body = COZY + "variant: passthrough\nhami: true\nnodes:\n  gpu-1: container\n"
-    assert check(tmp_path, body, live) == (True, [])
+    assert check(tmp_path, body, live) == (True, [W(11, "spec.nodes", UNLISTED)])
     bundles = platform_values(built(tmp_path, body, live))["bundles"]
     assert bundles["enabledPackages"] == ["cozystack.gpu-operator", "cozystack.hami"]
     assert bundles["disabledPackages"] == []
@@ -1006,7 +1128,83 @@ def test_rule8_container_and_hami_on_flux_turns_the_device_plugin_off(tmp_path):
     ]
 
 
+UNLISTED = (
+    "GPU nodes not listed here run as vm-passthrough (the GPU Operator's "
+    "sandboxWorkloads.defaultWorkload on this variant); list every GPU node that should run "
+    "otherwise"
+)
+
+
 # --- rule 9: node workload labels -----------------------------------------------------------------
+
+
+def test_rule9_container_nodes_without_hami_get_nothing(tmp_path):
+    body = FLUX + "variant: passthrough\n" + L40S + "nodes:\n  gpu-1: container\n"
+    assert check(tmp_path, body) == (
+        True,
+        [
+            W(13, "spec.nodes", UNLISTED),
+            W(
+                14,
+                "spec.nodes.gpu-1",
+                "on variant passthrough the GPU Operator runs no driver and no device plugin, so "
+                "a container node's GPUs serve nothing; set spec.hami: true (HAMi serves "
+                "container nodes) or label it vm-passthrough",
+            ),
+        ],
+    )
+    # with HAMi they are served, and the vm-vgpu error may suggest container
+    hami = FLUX + "variant: passthrough\nhami: true\n" + L40S
+    hami += "nodes:\n  gpu-1: container\n  gpu-2: vm-vgpu\n"
+    assert check(tmp_path / "b", hami) == (
+        False,
+        [
+            W(14, "spec.nodes", UNLISTED),
+            E(
+                16,
+                "spec.nodes.gpu-2",
+                "the variant is one value per cluster: a vm-vgpu node on a passthrough cluster "
+                "gets no operands for it; label it vm-passthrough (or container, for HAMi)",
+            ),
+        ],
+    )
+    # nodes that all run the default say nothing about the others; nor does one listed as the
+    # default next to a container node (the author knows where unlisted nodes go)
+    same = FLUX + "variant: passthrough\n" + L40S + "nodes:\n  gpu-1: vm-passthrough\n"
+    assert check(tmp_path / "c", same) == (True, [])
+    both = FLUX + "variant: passthrough\nhami: true\n" + L40S
+    both += "nodes:\n  gpu-1: container\n  gpu-2: vm-passthrough\n"
+    assert check(tmp_path / "d", both) == (True, [])
+
+
+def test_rule2_vgpu_to_container_leaves_vgpu_values_in_the_kept_package(tmp_path):
+    live = platform_yaml(
+        values="""\
+        bundles:
+          enabledPackages: [cozystack.gpu-operator]
+          iaas: {gpuOperatorVariant: vgpu}
+        """
+    )
+    ok, problems = check(tmp_path, COZY + "variant: container\n", live)
+    assert ok
+    assert (
+        W(
+            12,
+            f"{VALUES}.iaas.gpuOperatorVariant",
+            "vgpu -> container: the live cozystack.gpu-operator Package keeps the vGPU Manager and "
+            "Device Manager values Helm wrote into it (spec.components.gpu-operator), which the "
+            "container Package taking it over does not remove under server-side apply; once Flux "
+            "applied this, run kubectl patch packages.cozystack.io cozystack.gpu-operator "
+            """--type=json -p '[{"op":"remove","path":"/spec/components"}]'""",
+            PLATFORM,
+        )
+        in problems
+    )
+    # from passthrough the kept Package has no component values: nothing to say
+    _, problems = check(
+        tmp_path / "b", COZY + "variant: container\n", live.replace("vgpu}", "default}")
+    )
+    assert not [p for p in problems if "vgpu -> container" in p.message]
 
 
 def test_rule9_node_labels_on_the_container_variant(tmp_path):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import subprocess
 
 import pytest
 
@@ -11,8 +13,10 @@ from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
     METADATA_FILE,
     Metadata,
+    blob_id,
     cluster_files,
     cluster_objects,
+    folder_digest,
     object_file,
     profile_digest,
     split_documents,
@@ -75,8 +79,23 @@ def test_cluster_files_keep_documents_verbatim_and_list_them():
     )
     assert [o["kind"] for o in cluster_objects(files)] == ["ConfigMap", "Namespace"]
     meta = json.loads(files[METADATA_FILE])
-    assert list(meta) == ["allowDirty", "profileDigest", "sourceCommit", "toolVersion"]
-    assert Metadata.from_bytes(files[METADATA_FILE]) == META
+    assert list(meta) == [
+        "allowDirty",
+        "outputDigest",
+        "profileDigest",
+        "sourceCommit",
+        "toolVersion",
+    ]
+    # the digest of the other files, from their git blob ids
+    blobs = {f: blob_id(data) for f, data in files.items()}
+    assert meta["outputDigest"] == folder_digest(blobs)
+    hashed = subprocess.run(
+        ["git", "hash-object", "--stdin"], input=files["namespace_b.yaml"], capture_output=True
+    )
+    assert blobs["namespace_b.yaml"] == hashed.stdout.decode().strip()
+    assert Metadata.from_bytes(files[METADATA_FILE]) == dataclasses.replace(
+        META, output_digest=meta["outputDigest"]
+    )
 
 
 def test_two_objects_on_one_path_are_an_error():

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -18,14 +21,16 @@ import renderer.publish.plan as plan_module
 import renderer.publish.publish as publish_module
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
-from renderer.build import build_overlays
+from renderer.build import SCRATCH_PREFIX, build_overlays, scratch_dir
 from renderer.overlays import cluster_overlay
 from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
     METADATA_FILE,
     SOURCE_DIR,
     Metadata,
+    blob_id,
     cluster_objects,
+    folder_digest,
     profile_digest,
 )
 from renderer.publish.gitobjects import update_ref
@@ -160,6 +165,7 @@ def test_publish_creates_the_branch_with_one_file_per_object(source: Path):
         assert list(meta) == sorted(meta)
         assert meta == {
             "allowDirty": False,
+            "outputDigest": folder_digest({f: blob_id(data) for f, data in folder.items()}),
             "profileDigest": meta["profileDigest"],
             "sourceCommit": head(source),
             "toolVersion": tool_version(),
@@ -456,6 +462,131 @@ def test_push_needs_a_known_remote(source: Path):
     code, _, err = run("publish", "--push", "--remote", "upstream", "--repo", str(source))
     assert code == 2
     assert 'no remote named "upstream"' in err
+
+
+# --- a bad day: hand edits, odd branch names, a remote that says no or nothing, a kill ---
+
+
+def _hand_edit(repo: Path, path: str, text: str) -> str:
+    """A commit on the rendered branch that changes one file, as someone with push rights would."""
+    work = repo.parent / "hand-edit"
+    sh(repo, "worktree", "add", "-q", str(work), "rendered")
+    (work / path).write_text(text)
+    sh(work, "commit", "-qam", "hot fix")
+    sh(repo, "worktree", "remove", str(work))
+    return sh(repo, "rev-parse", BRANCH).strip()
+
+
+def test_a_hand_edit_on_the_rendered_branch_is_rewritten_from_the_profile(source: Path):
+    code, first, _ = run("publish", "--repo", str(source))
+    assert code == 0
+    original = files_at(source, first.strip())
+    edited = next(f for f in sorted(original) if f.startswith("lab1/kubevirt_"))
+    edited_tip = _hand_edit(source, edited, "apiVersion: v1\nkind: ConfigMap\n")
+    code, out, err = run("publish", "--repo", str(source))
+    assert code == 0
+    assert err.splitlines() == [
+        "lab1/: warning: on the rendered branch this folder does not match its hydrator.metadata "
+        "(edited by hand?); it is rewritten from the profile",
+        f"committed to rendered from {sh(source, 'rev-parse', 'HEAD')[:12]}: lab1",
+    ]
+    assert files_at(source, out.strip()) == original
+    assert sh(source, "rev-parse", f"{out.strip()}^").strip() == edited_tip
+    assert run("publish", "--repo", str(source))[2] == "no changes\n"
+
+
+def test_a_file_added_by_hand_is_pruned_too(source: Path):
+    run("publish", "--repo", str(source))
+    work = source.parent / "hand-edit"
+    sh(source, "worktree", "add", "-q", str(work), "rendered")
+    (work / "edge1" / "extra_thing.yaml").write_text("apiVersion: v1\nkind: Secret\n")
+    sh(work, "add", "-A")
+    sh(work, "commit", "-qm", "sneak one in")
+    sh(source, "worktree", "remove", str(work))
+    code, out, err = run("publish", "--repo", str(source))
+    assert code == 0
+    assert "edge1/: warning: " in err
+    assert "edge1/extra_thing.yaml" not in files_at(source, out.strip())
+
+
+def test_head_is_not_a_branch_to_publish_to(source: Path):
+    refs = sh(source, "for-each-ref")
+    code, out, err = run("publish", "--branch", "HEAD", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == (
+        'gpu-gitops: error: "HEAD" is not a valid branch name; pass e.g. --branch rendered\n'
+    )
+    assert sh(source, "for-each-ref") == refs
+
+
+def _hook(bare: Path, script: str) -> None:
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\n" + script)
+    hook.chmod(0o755)
+
+
+def test_the_remote_rejection_reason_is_shown(source: Path, remote: Path):
+    _hook(remote, "echo 'branch rendered is protected: ask #platform'\nexit 1\n")
+    path = source / "clusters" / "lab1" / "gpu-profile.yaml"
+    path.write_text(path.read_text().replace("interval: 5m", "interval: 6m"))
+    sh(source, "commit", "-qam", "edit")
+    before = sh(source, "rev-parse", BRANCH)
+    code, out, err = run("publish", "--push", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == (
+        "gpu-gitops: error: cannot push to origin: [remote rejected] (pre-receive hook declined); "
+        "remote: branch rendered is protected: ask #platform; the local branch is unchanged\n"
+    )
+    assert sh(source, "rev-parse", BRANCH) == before
+
+
+def test_a_silent_remote_is_given_up_on(
+    source: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
+):
+    _hook(remote, "sleep 5\n")
+    monkeypatch.setattr(publish_module, "NETWORK_TIMEOUT", 0.5)
+    path = source / "clusters" / "lab1" / "gpu-profile.yaml"
+    path.write_text(path.read_text().replace("interval: 5m", "interval: 6m"))
+    sh(source, "commit", "-qam", "edit")
+    before = sh(source, "rev-parse", BRANCH)
+    code, out, err = run("publish", "--push", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == (
+        "gpu-gitops: error: cannot push to origin: git push did not finish within 0.5 s; "
+        "it was stopped; the local branch is unchanged\n"
+    )
+    assert sh(source, "rev-parse", BRANCH) == before
+
+
+# --- scratch on tmpfs --------------------------------------------------------------------------
+
+
+def test_scratch_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; from renderer.build import scratch_dir\n"
+            "with scratch_dir('gpu-gitops-build-') as d:\n"
+            "    open(d + '/overlay.yaml', 'w').write('x')\n"
+            "    print(d, flush=True)\n"
+            "    time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    killed = Path(holder.stdout.readline().strip())
+    assert killed.name.startswith(SCRATCH_PREFIX)
+    with scratch_dir("gpu-gitops-test-") as mine:
+        assert killed.is_dir(), "a folder in use is never taken"
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        holder.stdout.close()
+        assert killed.is_dir(), "SIGKILL leaves it"
+        build_overlays({})
+        assert not killed.exists(), "the next run removed it"
+        assert Path(mine).is_dir(), "but not one still in use"
 
 
 # --- the message --------------------------------------------------------------------------------
