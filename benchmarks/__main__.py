@@ -12,6 +12,7 @@ import sys
 
 # (module, full-size args, smoke args)
 BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
+    ("benchmarks.bench_startup", [], ["--runs", "1"]),
     ("benchmarks.bench_render", [], ["--clusters", "10", "--baseline-sample", "2"]),
     ("benchmarks.bench_diff", [], ["--clusters", "10", "--changed", "2"]),
     ("benchmarks.bench_publish", [], ["--clusters", "5"]),

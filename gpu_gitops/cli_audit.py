@@ -19,13 +19,13 @@ from audit.metrics import PushError, push_metrics
 from audit.report import FORMATS, render_report
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
-from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
 
-__all__ = ["cmd_audit", "register"]
+__all__ = ["cmd_audit", "define_audit"]
 
 
 def _repo(args: argparse.Namespace) -> git.Repo | None:
@@ -80,12 +80,10 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     return result.exit_code
 
 
-def register(sub: Subparsers) -> None:
-    p = add_command(
-        sub,
-        "audit",
-        cmd_audit,
-        "Compare a live cluster with git: who changed what, and will anything revert it.",
+def define_audit(p: argparse.ArgumentParser) -> Command:
+    """`audit`'s arguments and examples."""
+    add_examples(
+        p,
         """
 gpu-gitops audit --cluster ams1                          # current kubeconfig context
 gpu-gitops audit --cluster ams1 --context ams1-admin -o json
@@ -120,3 +118,4 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
         help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster)",
     )
     add_repo_arg(p)
+    return cmd_audit

@@ -13,14 +13,14 @@ from pathlib import Path
 from audit.errors import AuditError
 from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import load_cluster_config
-from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.errors import WriteError
 from renderer.platform_file import PLATFORM_KEY, platform_file_text
 from renderer.profile import MAX_FILE_BYTES, PLATFORM_FILE, check_cluster_name
 from renderer.repofiles import read_bytes, repo_path
 
-__all__ = ["cmd_import", "register"]
+__all__ = ["cmd_import", "define_import"]
 
 
 def _write(path: Path, text: str) -> None:
@@ -63,12 +63,10 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def register(sub: Subparsers) -> None:
-    p = add_command(
-        sub,
-        "import",
-        cmd_import,
-        "Write clusters/<name>/platform.yaml from the live platform Package.",
+def define_import(p: argparse.ArgumentParser) -> Command:
+    """`import`'s arguments and examples."""
+    add_examples(
+        p,
         """
 gpu-gitops import --cluster ams1                      # current kubeconfig context
 gpu-gitops import --cluster ams1 --context ams1-admin
@@ -78,3 +76,4 @@ exit codes: 0 written, 2 error""",
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
     p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
     add_repo_arg(p)
+    return cmd_import

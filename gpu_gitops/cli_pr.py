@@ -7,14 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from prbot.github import DEFAULT_API_URL, GitHub, GitHubError, parse_repo
 from prbot.refdiff import diff_refs
 from prbot.report_diff import render_json, render_text
 from prbot.report_markdown import COMMENT_LIMIT, MARKER, render_markdown
 
-__all__ = ["cmd_comment", "cmd_diff", "register"]
+__all__ = ["cmd_comment", "cmd_diff", "define_comment", "define_diff"]
 
 _ACTIONS_BOT = "github-actions[bot]"
 _MAX_BODY_READ = 4 * COMMENT_LIMIT
@@ -71,13 +71,10 @@ def cmd_comment(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def register(sub: Subparsers) -> None:
-    """Add `diff` and `comment` to the gpu-gitops command line."""
-    p = add_command(
-        sub,
-        "diff",
-        cmd_diff,
-        "Render two refs and compare the built objects per cluster; exit 1 on changes or warnings.",
+def define_diff(p: argparse.ArgumentParser) -> Command:
+    """`diff`'s arguments and examples."""
+    add_examples(
+        p,
         """
 gpu-gitops diff --base main
 gpu-gitops diff --base origin/main --head HEAD -o markdown > diff.md
@@ -92,11 +89,13 @@ gpu-gitops diff --base v1.2.0 --head v1.3.0 -o json | jq '.warnings'""",
     )
     p.add_argument("-o", "--output", choices=("text", "markdown", "json"), default="text")
     add_repo_arg(p)
-    p = add_command(
-        sub,
-        "comment",
-        cmd_comment,
-        "Post a body as one sticky pull-request comment, updated in place on every run.",
+    return cmd_diff
+
+
+def define_comment(p: argparse.ArgumentParser) -> Command:
+    """`comment`'s arguments and examples; its --repo is the GitHub OWNER/NAME, as in gh."""
+    add_examples(
+        p,
         """
 gpu-gitops diff --base origin/main -o markdown > diff.md
 GITHUB_TOKEN=... gpu-gitops comment --repo acme/gitops --pr 42 --body diff.md
@@ -127,3 +126,4 @@ gpu-gitops diff --base origin/main -o markdown | gpu-gitops comment --repo acme/
         f"\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL}; GitHub Enterprise: "
         "https://HOST/api/v3)"
     )
+    return cmd_comment

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from gpu_gitops.commands import Subparsers, add_command, add_repo_arg
+from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.publish.publish import publish
 
-__all__ = ["cmd_publish", "register"]
+__all__ = ["cmd_publish", "define_publish"]
 
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
@@ -43,15 +43,10 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def register(sub: Subparsers) -> None:
-    """Add `publish` to the gpu-gitops command line."""
-    p = add_command(
-        sub,
-        "publish",
-        cmd_publish,
-        "Build every cluster from its profile at HEAD and commit the flat manifests to the "
-        "rendered branch (no checkout; the working tree and index are not touched). Prints the "
-        'new commit, or "no changes".',
+def define_publish(p: argparse.ArgumentParser) -> Command:
+    """`publish`'s arguments and examples."""
+    add_examples(
+        p,
         """
 gpu-gitops publish
 gpu-gitops publish --push            # a push rejected as non-fast-forward is redone on the new tip
@@ -74,3 +69,4 @@ gpu-gitops publish --allow-dirty     # uncommitted profile edits; hydrator.metad
         help="publish uncommitted changes to clusters/ instead of refusing them",
     )
     add_repo_arg(p)
+    return cmd_publish

@@ -3,6 +3,7 @@ build, publish the rendered branch, then audit built-in snapshots of two live cl
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
@@ -18,6 +19,7 @@ from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.report import render_report
 from audit.run import audit_cluster
 from audit.sources.live import Live, SnapshotReader
+from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
 from renderer.build import build_overlays
 from renderer.errors import RenderError
@@ -28,7 +30,7 @@ from renderer.validate import check_clusters
 from renderer.write import write_dirs
 from renderer.yaml_io import load_all
 
-__all__ = ["audit_snapshots", "demo_dir", "examples_dir", "run_demo"]
+__all__ = ["audit_snapshots", "define_demo", "demo_dir", "examples_dir", "run_demo"]
 
 
 def examples_dir() -> Path:
@@ -59,17 +61,24 @@ def _fixed_commit_dates() -> Iterator[None]:
 
 
 def run_demo(console: Console) -> int:
+    # the repository is closed on the way out: its git helper processes end with the demo
     with (
         _fixed_commit_dates(),
         tempfile.TemporaryDirectory(prefix="gpu-gitops-demo-") as tmp,
+        contextlib.ExitStack() as stack,
     ):
         root = Path(tmp)
         shutil.copytree(examples_dir(), root / "clusters")
         # the second audited cluster of the demo (GPUs retired): see audit/demo/
         for folder in sorted((demo_dir() / "clusters").iterdir()):
             shutil.copytree(folder, root / "clusters" / folder.name)
-        repo = init_repo(
-            root, "Example GPU profiles", user="gpu-gitops demo", email="demo@gpu-gitops.invalid"
+        repo = stack.enter_context(
+            init_repo(
+                root,
+                "Example GPU profiles",
+                user="gpu-gitops demo",
+                email="demo@gpu-gitops.invalid",
+            )
         )
         console.say(f"demo repository: {len(list((root / 'clusters').iterdir()))} example clusters")
 
@@ -103,6 +112,11 @@ def run_demo(console: Console) -> int:
                 console.data(f"label nodes of {lp.name}: {command}\n")
         audit_snapshots(root, repo, console)
     return 0
+
+
+def define_demo(p: argparse.ArgumentParser) -> Command:
+    add_examples(p, "gpu-gitops demo")
+    return lambda args, console: run_demo(console)
 
 
 def demo_dir() -> Path:

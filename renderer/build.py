@@ -1,9 +1,9 @@
-"""Building overlays with pykustomize, in worker processes, offline and with a deadline.
+"""Building overlays with kustomize (kustomize.py), in worker processes, offline, with a deadline.
 
-pykustomize is async-only, keeps one process-wide "last error", cannot be cancelled and hangs a
-forked child. So builds run in two worker processes of their own (renderer.kustomize_worker,
-started fresh, never forked; one build at a time each, so every error is its own), kept for the
-life of the command. A build that gives no result within the deadline ends the workers and fails
+The kustomize library keeps one process-wide "last error", cannot be cancelled and hangs a forked
+child. So builds run in two worker processes of their own (renderer.kustomize_worker, started
+fresh, never forked; one build at a time each, so every error is its own), kept for the life of
+the command. A build that gives no result within the deadline ends the workers and fails
 with one line: a hostile overlay (a FIFO, a remote base on a silent server) never hangs the
 command. The workers' environment points git and HTTP at nothing, so a remote resource that got
 past the checks of committed.py still cannot be fetched.

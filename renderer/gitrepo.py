@@ -9,7 +9,7 @@ import git
 
 from renderer.errors import GitError
 
-__all__ = ["init_repo", "open_repo", "origin_url", "resolve", "tree_files"]
+__all__ = ["init_repo", "open_repo", "resolve", "tree_files"]
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -33,17 +33,6 @@ def init_repo(root: Path, message: str, *, user: str, email: str) -> git.Repo:
     repo.git.add("-A")
     repo.git.commit("-q", "-m", message)
     return repo
-
-
-def origin_url(path: Path) -> str | None:
-    """URL of the `origin` remote of the repository at (or above) `path`; None if there is none."""
-    try:
-        repo = git.Repo(path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        return None
-    with repo:
-        url = repo.config_reader().get_value('remote "origin"', "url", default="")
-    return str(url) or None
 
 
 def resolve(repo: git.Repo, ref: str) -> git.Commit:

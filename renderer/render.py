@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from renderer.bootstrap import FLUX_DIR, flux_files
+from renderer.kustomize import KUSTOMIZATION
 from renderer.model import Workload
-from renderer.overlays import KUSTOMIZATION, Overlay, base_files, cluster_overlay
+from renderer.overlays import Overlay, base_files, cluster_overlay
 from renderer.profile import LoadedProfile
 from renderer.repofiles import read_bytes, repo_path
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from renderer.bootstrap import url_problem
+from renderer.checkout import origin_url
 from renderer.errors import Problem, ProfileError
-from renderer.gitrepo import origin_url
 from renderer.profile import LoadedProfile, discover_clusters, load_profile, load_profile_bytes
 from renderer.rules.checks import check_profile
 

@@ -18,6 +18,10 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     out = capsys.readouterr().out
     for module, _, _ in BENCHMARKS:
         assert f"== {module}\n" in out
+    assert re.search(r"python -c pass: \d+ ms", out)
+    for case in ("--help", "validate of one profile"):
+        figure = rf"gpu-gitops {case}: \d+ ms \| baseline .*: \d+ ms \| ratio [0-9.]+x"
+        assert re.search(figure, out)
     assert re.search(r"render \+ build 10 clusters \(\d+ objects\): [0-9.]+ s", out)
     assert re.search(r"growth 1 -> 10 clusters: .* ratio [0-9.]+", out)
     assert "baseline kubectl kustomize" in out

@@ -17,12 +17,13 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import git
 import pytest
 
-from gpu_gitops import cli
+from gpu_gitops import cli, cli_render
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from tests.conftest import REPO_ROOT
@@ -84,6 +85,42 @@ def test_validate(repo):
 
 def test_validate_one_cluster_by_path(repo):
     check(repo, "validate-path", "validate", "clusters/ams1/gpu-profile.yaml", code=0)
+
+
+# --- --repo defaults to the enclosing checkout ----------------------------------------------------
+
+
+def _in(folder: Path, *argv: str) -> tuple[int, str]:
+    """Run from `folder` without --repo; exit code and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    cwd = Path.cwd()
+    os.chdir(folder)
+    try:
+        code = main(list(argv), Console(out, err))
+    finally:
+        os.chdir(cwd)
+    return code, err.getvalue()
+
+
+def test_repo_defaults_to_the_root_of_the_enclosing_checkout(repo):
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    ams1 = repo / "clusters" / "ams1"
+    assert _in(ams1, "validate") == (0, "6 profile(s) valid, 0 warning(s)\n")
+    assert _in(ams1, "validate", ".") == (0, "1 profile(s) valid, 0 warning(s)\n")
+    assert _in(ams1, "validate", "gpu-profile.yaml") == (0, "1 profile(s) valid, 0 warning(s)\n")
+    assert _in(repo / "clusters", "validate", "lab1") == (0, "1 profile(s) valid, 0 warning(s)\n")
+    code, err = _in(ams1, "render", "--cluster", "ams1")
+    assert code == 0
+    assert "wrote overlays/ams1/" in err.splitlines()
+    assert (repo / "overlays" / "ams1" / "kustomization.yaml").is_file()
+    assert not (ams1 / "overlays").exists()
+
+
+def test_repo_outside_a_checkout_is_the_current_directory(repo):
+    assert _in(repo, "validate") == (0, "6 profile(s) valid, 0 warning(s)\n")
+    code, err = _in(repo / "clusters", "validate")
+    assert code == 2
+    assert "no clusters/<name>/gpu-profile.yaml found" in err
 
 
 def test_render_writes_overlays_and_prints_label_commands(repo):
@@ -254,8 +291,9 @@ def test_progress_only_on_a_terminal():
 
 
 def _commands() -> list[str]:
-    parser = cli._parser()
+    parser = cli._parser(None)
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(sub.choices) == list(cli.COMMANDS)
     return sorted(sub.choices)
 
 
@@ -290,7 +328,7 @@ def _boom(*args: object, **kwargs: object) -> object:
 
 
 def test_internal_error_is_one_line_without_traceback(repo, monkeypatch):
-    monkeypatch.setattr(cli, "render_profiles", _boom)
+    monkeypatch.setattr(cli_render, "render_profiles", _boom)
     code, out, err = run(repo, "render")
     assert (code, out) == (2, "")
     assert err == (
@@ -301,7 +339,7 @@ def test_internal_error_is_one_line_without_traceback(repo, monkeypatch):
 
 
 def test_internal_error_raises_with_debug(repo, monkeypatch):
-    monkeypatch.setattr(cli, "render_profiles", _boom)
+    monkeypatch.setattr(cli_render, "render_profiles", _boom)
     with pytest.raises(RuntimeError, match=r"^boom$"):
         main(["--debug", "render", "--repo", str(repo)], Console(io.StringIO(), io.StringIO()))
 

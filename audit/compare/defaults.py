@@ -1,9 +1,11 @@
 """Values equal to a default are removed, so an explicit default and an absent field read alike.
 
 Why this exists: the API server fills in defaults git never declares (Kubernetes and CRD schema
-defaults, known_types.DEFAULTS; `imagePullPolicy` from the image tag), and Helm coalesces the
-platform chart's defaults into values (renderer.cozystack.CHART_DEFAULTS): without this step
-every such field would read as drift. It runs inside normalize.py, on normalize's own copy.
+defaults of every known version, known_types.DEFAULTS; those of some versions only are told
+apart from an edit by who owns them, `is_known_default`; `imagePullPolicy` from the image tag),
+and Helm coalesces the platform chart's defaults into values (renderer.cozystack.CHART_DEFAULTS):
+without this step every such field would read as drift. It runs inside normalize.py, on
+normalize's own copy.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from kubedata.objects import KubeObject
 from renderer.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
 
 from audit.compare.known_types import DEFAULTS, POD_TEMPLATE_ROOTS
-from audit.compare.patterns import Pattern, children, compile_pattern, select
+from audit.compare.patterns import Pattern, children, compile_pattern, matches, select
 
-__all__ = ["drop_defaults", "drop_platform_chart_defaults"]
+__all__ = ["drop_defaults", "drop_platform_chart_defaults", "is_known_default"]
 
 
 def _delete(container: Any, key: str | int) -> None:
@@ -48,7 +50,7 @@ def _defaults_trie(group: str, kind: str) -> _Trie:
     (paths with `**` are left to `select`)."""
     trie: _Trie = {}
     for default in DEFAULTS.get((group, kind), ()):
-        if "**" in default.path:
+        if "**" in default.path or not default.universal:
             continue
         node = trie
         for segment in default.path:
@@ -91,7 +93,7 @@ def drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
     if trie:
         _walk_defaults(obj, trie)
     for default in DEFAULTS.get((group, kind), ()):
-        if "**" in default.path:
+        if "**" in default.path and default.universal:
             for container, key in list(select(obj, default.path)):
                 if container[key] == default.value and type(container[key]) is type(default.value):
                     _delete(container, key)
@@ -106,6 +108,21 @@ def drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
                     and item.get("imagePullPolicy") == _image_pull_policy(item["image"])
                 ):
                     del item["imagePullPolicy"]
+
+
+def is_known_default(group: str, kind: str, field_path: tuple[str, ...], value: Any) -> bool:
+    """Whether `value` at `field_path` (`*` for list items) is what some known version of the
+    kind defaults there; a map is when every value in it is (known_types.Default.universal)."""
+    if isinstance(value, dict):
+        return bool(value) and all(
+            is_known_default(group, kind, (*field_path, key), sub) for key, sub in value.items()
+        )
+    return any(
+        value == default.value
+        and type(value) is type(default.value)
+        and matches(default.path, field_path)
+        for default in DEFAULTS.get((group, kind), ())
+    )
 
 
 _PLATFORM_VALUES = ("spec", "components", "platform", "values")

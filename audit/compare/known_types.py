@@ -235,10 +235,15 @@ class Default:
     path: Pattern
     value: Any
     source: str
+    universal: bool = True
+    """Every known version of the type defaults the field to this value, so normalize.py drops
+    it on both sides. A default of some versions only (a field added, dropped or re-defaulted by
+    an upgrade) is noise only where live has it, git does not declare it and no manager owns it:
+    an old CRD's default stays in etcd after the CRD is upgraded (findings/collect.py)."""
 
 
-def _d(path: str, value: Any, source: str) -> Default:
-    return Default(compile_pattern(path), value, source)
+def _d(path: str, value: Any, source: str, universal: bool = True) -> Default:
+    return Default(compile_pattern(path), value, source, universal)
 
 
 _CORE_DEFAULTS = "kubernetes pkg/apis/core/v1/defaults.go"
@@ -287,10 +292,17 @@ POD_TEMPLATE_ROOTS: dict[tuple[str, str], str] = {
 }
 """Where a kind keeps its pod spec; imagePullPolicy is defaulted there from the image tag."""
 
-_FLUX_HR = "helm-controller v1.5.0 CRD helm.toolkit.fluxcd.io_helmreleases.yaml"
-_FLUX_KS = "kustomize-controller v1.8.0 CRD kustomize.toolkit.fluxcd.io_kustomizations.yaml"
-_FLUX_SRC = "source-controller v1.8.0 CRDs (Flux v2.8.0 fluxcd.yaml)"
-_GPU_OP = "gpu-operator v26.3.1 CRD nvidia.com_clusterpolicies.yaml"
+# CRD defaults checked version by version (the storage version's openAPIV3Schema `default:`s):
+# Flux v2.4-v2.8 (helm-controller v1.1.0-v1.5.0, kustomize-controller v1.4.0-v1.8.0,
+# source-controller v1.4.1-v1.8.0: the same defaults in every one), KubeVirt v1.5.0-v1.8.0
+# (kubevirts.kubevirt.io has none in spec but imagePullSecrets names; virt-operator fills no
+# spec field), gpu-operator v24.3.0, v24.6.2, v24.9.2, v25.3.4, v25.10.1, v26.3.1, v26.7.0
+# (config/crd/bases/nvidia.com_clusterpolicies.yaml at each tag).
+_FLUX_HR = "helm-controller v1.1.0-v1.5.0 CRD helm.toolkit.fluxcd.io_helmreleases.yaml"
+_FLUX_KS = "kustomize-controller v1.4.0-v1.8.0 CRD kustomize.toolkit.fluxcd.io_kustomizations.yaml"
+_FLUX_SRC = "source-controller v1.4.1-v1.8.0 CRDs"
+_GPU_OP = "gpu-operator v24.3.0-v26.7.0 CRD nvidia.com_clusterpolicies.yaml"
+_GPU_OP_AT = "gpu-operator {} CRD nvidia.com_clusterpolicies.yaml"
 _CP = "spec/driver/upgradePolicy"
 
 DEFAULTS: dict[tuple[str, str], tuple[Default, ...]] = {
@@ -382,16 +394,13 @@ DEFAULTS: dict[tuple[str, str], tuple[Default, ...]] = {
     # has no default, the operator resolves it: internal/operator/package_reconciler.go L147-173).
     ("cozystack.io", "Package"): (_d("spec/variant", "default", "cozystack package_types.go"),),
     ("kubevirt.io", "KubeVirt"): (
-        _d("spec/imagePullSecrets/*/name", "", "KubeVirt v1.8.4 CRD kubevirts.kubevirt.io"),
+        _d("spec/imagePullSecrets/*/name", "", "KubeVirt v1.5.0-v1.8.4 CRD kubevirts.kubevirt.io"),
     ),
     ("nvidia.com", "ClusterPolicy"): (
         _d("spec/cdi/default", False, _GPU_OP),
-        _d("spec/cdi/enabled", True, _GPU_OP),
-        _d("spec/cdi/nriPluginEnabled", False, _GPU_OP),
         _d("spec/daemonsets/updateStrategy", "RollingUpdate", _GPU_OP),
         _d("spec/dcgmExporter/serviceMonitor/relabelings/*/action", "replace", _GPU_OP),
         _d("spec/devicePlugin/mps/root", "/run/nvidia/mps", _GPU_OP),
-        _d("spec/driver/kernelModuleType", "auto", _GPU_OP),
         _d(f"{_CP}/autoUpgrade", False, _GPU_OP),
         _d(f"{_CP}/drain/deleteEmptyDir", False, _GPU_OP),
         _d(f"{_CP}/drain/enable", False, _GPU_OP),
@@ -411,9 +420,30 @@ DEFAULTS: dict[tuple[str, str], tuple[Default, ...]] = {
         _d("spec/migManager/config/default", "all-disabled", _GPU_OP),
         _d("spec/operator/runtimeClass", "nvidia", _GPU_OP),
         _d("spec/sandboxWorkloads/defaultWorkload", "container", _GPU_OP),
-        _d("spec/sandboxWorkloads/mode", "kubevirt", _GPU_OP),
         _d("spec/toolkit/installDir", "/usr/local/nvidia", _GPU_OP),
         _d("spec/vgpuDeviceManager/config/default", "default", _GPU_OP),
+        # defaults of some versions only
+        _d("spec/cdi/enabled", False, _GPU_OP_AT.format("v24.3.0-v25.3.4"), universal=False),
+        _d("spec/cdi/enabled", True, _GPU_OP_AT.format("v25.10.1-v26.7.0"), universal=False),
+        _d("spec/cdi/nriPluginEnabled", False, _GPU_OP_AT.format("v26.3.1-v26.7.0"), False),
+        _d("spec/driver/kernelModuleType", "auto", _GPU_OP_AT.format("v25.3.4-v26.7.0"), False),
+        _d(
+            "spec/hostPaths/kubeletRootDir", "/var/lib/kubelet", _GPU_OP_AT.format("v26.7.0"), False
+        ),
+        _d(
+            "spec/migManager/config/name",
+            "default-mig-parted-config",
+            _GPU_OP_AT.format("v24.3.0-v25.10.1"),
+            universal=False,
+        ),
+        _d("spec/operator/defaultRuntime", "docker", _GPU_OP_AT.format("v24.3.0-v25.10.1"), False),
+        _d(
+            "spec/operator/metrics/serviceMonitor/relabelings/*/action",
+            "replace",
+            _GPU_OP_AT.format("v26.7.0"),
+            universal=False,
+        ),
+        _d("spec/sandboxWorkloads/mode", "kubevirt", _GPU_OP_AT.format("v26.3.1-v26.7.0"), False),
     ),
 }
 

@@ -9,8 +9,10 @@ Algorithm (drift-anchors §4.8): walk each entry's trie along the path. An entry
 when it owns the path itself, or a leaf on its way (an atomic list the path goes into); among the
 covering entries the longest owned prefix wins, and all entries owning that prefix are reported
 (shared ownership). For a live-only subtree (an `added` finding) the entries owning something
-inside it count as well. A granular map's `.` does not own its children. No covering entry means
-unattributable: managedFields were cleared, or the API server's defaulting set the field.
+inside it count as well, inside what is compared only: a child normalization removed (a default)
+proves nothing about who wrote the rest. A granular map's `.` does not own its children. No
+covering entry means unattributable: managedFields were cleared, or the API server's defaulting
+set the field.
 """
 
 from __future__ import annotations
@@ -102,8 +104,15 @@ def _is_leaf(node: Any) -> bool:
     return isinstance(node, dict) and not node
 
 
-def _ownership(fields: Mapping[str, Any], path: tuple[Segment, ...]) -> tuple[int, bool]:
-    """(depth of the longest owned prefix, -1 if none; whether it owns something below path)."""
+_NO_VALUE = object()
+"""`within` not given: anything owned below the path counts."""
+
+
+def _ownership(
+    fields: Mapping[str, Any], path: tuple[Segment, ...], within: Any
+) -> tuple[int, bool]:
+    """(depth of the longest owned prefix, -1 if none; whether it owns something below path that
+    `within`, the value there, holds)."""
     node: Any = fields
     for depth, seg in enumerate(path):
         child = _child(node, seg) if isinstance(node, dict) else None
@@ -113,20 +122,41 @@ def _ownership(fields: Mapping[str, Any], path: tuple[Segment, ...]) -> tuple[in
             return depth + 1, False  # a scalar or an atomic value the path lies inside
         node = child
     owns_self = isinstance(node, dict) and "." in node
-    owns_below = isinstance(node, dict) and any(k != "." for k in node)
-    return (len(path) if owns_self else -1), owns_below
+    return (len(path) if owns_self else -1), _owns_within(node, within)
+
+
+def _owns_within(node: Any, value: Any) -> bool:
+    """Whether the trie `node` owns a field that `value` holds (a field normalization removed,
+    such as a default, is not in `value` and does not count)."""
+    if not isinstance(node, dict):
+        return False
+    if value is _NO_VALUE:
+        return any(k != "." for k in node)
+    for key, sub in node.items():
+        if not key.startswith("f:") or not isinstance(value, dict) or key[2:] not in value:
+            if key.startswith(("k:", "v:", "i:")) and isinstance(value, list) and value:
+                return True  # an owned item of a list that is there
+            continue
+        if _is_leaf(sub) or "." in sub or _owns_within(sub, value[key[2:]]):
+            return True
+    return False
 
 
 def attribute(
-    entries: Iterable[ManagedEntry], path: tuple[Segment, ...], subtree: bool = False
+    entries: Iterable[ManagedEntry],
+    path: tuple[Segment, ...],
+    subtree: bool = False,
+    within: Any = _NO_VALUE,
 ) -> Attribution:
-    """The managers owning `path`; with `subtree`, also those owning anything below it."""
+    """The managers owning `path`; with `subtree`, also those owning anything below it; given
+    `within` (the live-only value at `path`, as compared), those owning something it holds."""
     entries = list(entries)
+    subtree = subtree or within is not _NO_VALUE
     best = -1
     covering: list[tuple[int, ManagedEntry]] = []
     below: list[ManagedEntry] = []
     for entry in entries:
-        depth, owns_below = _ownership(entry.fields, path)
+        depth, owns_below = _ownership(entry.fields, path, within)
         if depth >= 0:
             covering.append((depth, entry))
             best = max(best, depth)

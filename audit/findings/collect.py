@@ -12,6 +12,7 @@ from typing import Any
 
 from kubedata.objects import KubeObject, json_pointer
 
+from audit.compare.defaults import is_known_default
 from audit.compare.differ import Change
 from audit.findings.attribute import Attribution, ManagedEntry, attribute, managed_entries
 from audit.findings.classify import Controller, classify, is_gitops_or_operator
@@ -91,11 +92,21 @@ class Findings:
             self.reordered.append(f"{ObjectRef.of(live_obj)} {change.pointer}")
             return None
         entries = managed_entries(live_obj)
-        attribution = attribute(entries, change.segments, subtree=change.kind == "added")
-        if change.kind == "added" and not attribution.attributed and attribution.has_managed_fields:
-            # live-only, and no manager ever wrote it: the API server's defaulting did
-            self.defaults_ignored += 1
-            return None
+        added = change.kind == "added"
+        attribution = (
+            attribute(entries, change.segments, within=change.live)
+            if added
+            else attribute(entries, change.segments)
+        )
+        if added and not attribution.attributed:
+            ref = ObjectRef.of(live_obj)
+            if attribution.has_managed_fields or is_known_default(
+                ref.group, ref.kind, change.field_path, change.live
+            ):
+                # live-only, and no manager wrote it: the API server's defaulting did (or, with
+                # no managedFields to tell, it is what some version of the CRD defaults there)
+                self.defaults_ignored += 1
+                return None
         if change.kind == "added" and partial and not _hand_wiring(change, live_obj, attribution):
             # git owns only what it declares: the rest is the creator's (DESIGN §6)
             self.creators_fields += 1

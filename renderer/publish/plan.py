@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
-import pykustomize
 
 from renderer.build import build_overlays
 from renderer.errors import Problem
@@ -65,7 +64,8 @@ def tool_version() -> str:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     version = package_version()
     code = h.hexdigest()[:12]
-    return f"gpu-gitops {version} (renderer {code}), pykustomize {pykustomize.__version__}"
+    kustomize = importlib.metadata.version("pykustomize")
+    return f"gpu-gitops {version} (renderer {code}), pykustomize {kustomize}"
 
 
 def _names(names: Sequence[str], width: int) -> str:

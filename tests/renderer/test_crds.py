@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
-from gpu_gitops.cli import SCHEMA_ID
+from gpu_gitops.cli_schema import SCHEMA_ID
 from renderer.cozystack import PLATFORM_PACKAGE, effective_values, predict_packages
 from renderer.crds import Registry, namespace_kind
 from renderer.model import GPUProfile

@@ -1,0 +1,95 @@
+"""Each command loads only what it uses: the CLI runs in a fresh interpreter, which then lists the
+modules it loaded (start-up time itself is measured in benchmarks/bench_startup.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+_PROBE = """
+import contextlib, io, json, sys
+from gpu_gitops.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+# what only the auditor, the PR bot, publishing or `validate --crds` need; pykustomize's Python
+# layer (cffi, asyncio) is never needed: its library is called directly (renderer/kustomize.py)
+_HEAVY = (
+    "audit",
+    "prbot",
+    "httpx",
+    "git",
+    "gitdb",
+    "deepdiff",
+    "jsonschema",
+    "pykustomize",
+    "cffi",
+    "asyncio",
+)
+
+
+def loaded(*argv: str, cwd: Path = REPO_ROOT) -> tuple[int, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    report = json.loads(done.stdout)
+    return report["code"], set(report["modules"])
+
+
+def packages(modules: set[str]) -> set[str]:
+    return {m.partition(".")[0] for m in modules}
+
+
+def test_help_loads_no_command():
+    code, modules = loaded("--help")
+    assert code == 0
+    assert not packages(modules) & {*_HEAVY, "yaml", "pykustomize"}
+    assert {m for m in modules if m.startswith("renderer.")} == {
+        "renderer.checkout",
+        "renderer.errors",
+    }
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "clusters/ams1/gpu-profile.yaml"],
+        ["render", "--check"],
+        ["build", "--cluster", "ams1"],
+        ["schema"],
+    ],
+    ids=["validate", "render", "build", "schema"],
+)
+def test_renderer_commands_never_load_the_auditor_git_or_httpx(argv: list[str]):
+    code, modules = loaded(*argv)
+    assert code == 0
+    assert not packages(modules) & set(_HEAVY), sorted(packages(modules) & set(_HEAVY))
+    assert "renderer.model" in modules  # the probe sees what a command loads
+
+
+def test_render_builds_nothing():
+    _, modules = loaded("render", "--check")
+    assert "renderer.build" not in modules
+
+
+def test_validate_with_crds_loads_jsonschema(tmp_path: Path):
+    """What --crds needs is loaded when, and only when, it is asked for."""
+    code, modules = loaded("validate", "--crds", str(tmp_path))
+    assert code == 2  # no CRD in the folder
+    assert "jsonschema" in packages(modules)
+
+
+def test_audit_loads_the_auditor():
+    """The probe does see the heavy packages when a command needs them."""
+    _, modules = loaded("audit", "--help")
+    assert {"audit", "httpx", "git"} <= packages(modules)
