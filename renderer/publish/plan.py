@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
