@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 from kubedata.errors import RetriesExhausted
 from kubedata.retry import TRANSIENT_STATUS, Retry, RetryPolicy, retry_after, with_retries
+from kubedata.text import mask_secret
 from renderer.errors import RenderError
 
 __all__ = [
@@ -97,6 +98,7 @@ class GitHub:
     ):
         if not token:
             raise GitHubError("GITHUB_TOKEN is empty: set it to a token that may comment")
+        mask_secret(token)  # a server echoing the request must not get it printed
         self.base_url = base_url.rstrip("/")
         self.sleep = sleep
         self.clock = clock

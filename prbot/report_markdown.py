@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import re
 
+from kubedata.text import inert
+
 from prbot.diff import ObjectChange
 from prbot.diff_lines import cluster_counts, object_lines, object_title
 from prbot.refdiff import ClusterDiff, RefDiff
@@ -25,9 +27,16 @@ _SHOWN_CUT_NAMES = 5
 _BACKTICKS = re.compile(r"`+")
 
 
+_MD_SPECIAL = str.maketrans(
+    {c: f"&#{ord(c)};" for c in "`*_[]|!@#~\\"}  # code, emphasis, links, tables, mentions
+)
+
+
 def _md(text: str) -> str:
-    """Text outside code: no HTML, no code spans or emphasis from user input."""
-    return html.escape(text, quote=False).replace("`", "&#96;").replace("*", "&#42;")
+    """Text outside code, from profiles or git: one line (a newline could end the blockquote or
+    table it sits in), no HTML or HTML comment, no code span, emphasis, link, image, table cell
+    or @mention, no bidi control."""
+    return html.escape(inert(text), quote=False).translate(_MD_SPECIAL)
 
 
 def _size(text: str) -> int:
@@ -81,6 +90,8 @@ def _object_block(change: ObjectChange) -> tuple[str, list[str], str]:
     """Header, fenced lines and fence of one object, in GitHub's diff highlighting."""
     lines: list[str] = []
     for mark, text in object_lines(change):
+        # in a fence longer than any backtick run it holds, so only one line each and no bidi
+        text = inert(text)
         lines.append(f"@@ {text} @@" if mark == "@" else f"{mark} {text}")
     fence = _fence(lines)
     return f"#### {_md(object_title(change))}\n\n{fence}diff\n", lines, fence

@@ -32,8 +32,10 @@ __all__ = [
     "PLATFORM_PACKAGE",
     "SUPPORTED_VERSIONS",
     "ChartFailure",
+    "apply_gpu_values",
     "coalesce",
     "effective_values",
+    "packages_leaving",
     "platform_gpu_values",
     "predict_packages",
 ]
@@ -171,6 +173,36 @@ def platform_gpu_values(spec: ProfileSpec, effective: dict[str, Any]) -> dict[st
             "vgpuDeviceManager": {"enabled": spec.vgpu.device_manager},
         },
     }
+
+
+def apply_gpu_values(values: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]:
+    """Platform values with the GPU keys of `platform_gpu_values` set, as the build sets them."""
+    out = copy.deepcopy(values)
+    for key, value in gpu.items():
+        *parents, last = key.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = copy.deepcopy(value)
+    return out
+
+
+def _optional_on(values: dict[str, Any]) -> set[str]:
+    bundles = values.get("bundles") or {}
+    disabled = set(bundles.get("disabledPackages") or [])
+    return {n for n in bundles.get("enabledPackages") or [] if n not in disabled}
+
+
+def packages_leaving(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Packages the chart rendered with the `before` effective values and no longer renders.
+
+    Each keeps running: the chart renders every Package with helm.sh/resource-policy: keep. A
+    name leaves by dropping out of enabledPackages or by entering disabledPackages.
+    """
+    newly_disabled = set((after.get("bundles") or {}).get("disabledPackages") or []) - set(
+        (before.get("bundles") or {}).get("disabledPackages") or []
+    )
+    return sorted((_optional_on(before) - _optional_on(after)) | newly_disabled)
 
 
 def _package(name: str, variant: str, components: dict[str, Any] | None = None) -> KubeObject:

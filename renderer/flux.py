@@ -51,11 +51,14 @@ def gpu_operator_values(spec: ProfileSpec) -> dict[str, Any]:
         # Unlike Cozystack's management nodes (host driver preinstalled), a plain-Flux container
         # cluster lets the operator run the driver, so driver and toolkit stay on.
         driver: dict[str, Any] = {"enabled": True}
-        if spec.vgpu.licensing.secret_name:
-            driver["licensingConfig"] = {
-                "secretName": spec.vgpu.licensing.secret_name,
-                "nlsEnabled": True,
+        licensing = spec.vgpu.licensing
+        if licensing.secret_name or licensing.config_map_name:
+            # configMapName is deprecated but still read by the operator: emitted, never dropped
+            names = {
+                "secretName": licensing.secret_name,
+                "configMapName": licensing.config_map_name,
             }
+            driver["licensingConfig"] = {k: v for k, v in names.items() if v} | {"nlsEnabled": True}
         values |= {
             "sandboxWorkloads": {"enabled": False},
             "driver": driver,

@@ -8,9 +8,10 @@ link is refused with one line naming it, whether it points inside the checkout o
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
+
+from kubedata.files import NotRegularFile, TooLarge, read_regular
 
 from renderer.errors import Problem, ProfileError
 
@@ -57,23 +58,17 @@ def read_bytes(root: Path, rel: str, limit: int) -> bytes | None:
     """
     path = repo_path(root, rel)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path, limit, follow=False)
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        raise ProfileError(
+            [Problem(rel, 0, "", "not a regular file; it must be YAML text")]
+        ) from None
+    except TooLarge as exc:
+        message = f"file is {exc.size} bytes, over the {limit} limit"
+        raise ProfileError([Problem(rel, 0, "", message)]) from None
     except OSError as exc:
         if path.is_symlink():
             raise link_problem(rel) from None
         raise ProfileError([Problem(rel, 0, "", f"cannot read: {exc.strerror}")]) from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise ProfileError([Problem(rel, 0, "", "cannot read: Is a directory")])
-        if not stat.S_ISREG(info.st_mode):
-            raise ProfileError([Problem(rel, 0, "", "not a regular file; it must be YAML text")])
-        if info.st_size > limit:
-            message = f"file is {info.st_size} bytes, over the {limit} limit"
-            raise ProfileError([Problem(rel, 0, "", message)])
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read(limit + 1)
-    finally:
-        os.close(fd)

@@ -9,8 +9,11 @@ client-go does. Nothing here logs or repeats a token, key or plugin output in an
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+import selectors
+import signal
 import ssl
 import subprocess
 import tempfile
@@ -23,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from kubedata.files import NotRegularFile, TooLarge, read_regular
+from kubedata.text import mask_secret
 
 from audit.errors import KubeConfigError
 from audit.kube.kubeconfig import ClusterConfig, ExecConfig
@@ -35,12 +40,74 @@ __all__ = [
     "build_auth",
     "build_ssl_context",
     "load_client_cert",
+    "run_plugin",
 ]
 
 Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
 """`subprocess.run`'s shape; tests may pass their own."""
 
 EXEC_TIMEOUT = 60.0
+EXEC_MAX_OUTPUT = 1024 * 1024
+"""An ExecCredential is a few KB (a certificate chain at most); more is not one."""
+TOKEN_FILE_MAX = 64 * 1024
+"""A service-account token is about 1 KB."""
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it (its group stays its own to kill)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def run_plugin(
+    args: list[str], *, env: dict[str, str], timeout: float, **_: object
+) -> subprocess.CompletedProcess[bytes]:
+    """Run an exec plugin in a session of its own: stdout capped at EXEC_MAX_OUTPUT bytes, the
+    whole run bounded by `timeout`, and every process it started ended with it (a child left
+    holding stdout would otherwise hang the read). Stderr is dropped: plugins print secrets there.
+    """
+    proc = subprocess.Popen(
+        args,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    out = bytearray()
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(args, timeout)
+                if not sel.select(min(left, 0.05)):
+                    # the plugin is gone and its stdout quiet: what it printed is its answer,
+                    # even if a child it left still holds the pipe open
+                    if _exited(proc.pid):
+                        break
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > EXEC_MAX_OUTPUT:
+                    raise KubeConfigError(
+                        f"exec plugin {args[0]!r} printed over {EXEC_MAX_OUTPUT} bytes; "
+                        "an ExecCredential is a few KB: run it by hand"
+                    )
+        while not _exited(proc.pid):
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(args, timeout)
+            time.sleep(0.01)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the plugin and whatever it left running
+        proc.wait()
+        proc.stdout.close()
+    return subprocess.CompletedProcess(args, proc.returncode, bytes(out), b"")
 
 
 def load_client_cert(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
@@ -83,6 +150,7 @@ class BearerAuth(httpx.Auth):
     """A fixed bearer token."""
 
     def __init__(self, token: str) -> None:
+        mask_secret(token)
         self._header = f"Bearer {token}"
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
@@ -105,9 +173,16 @@ class TokenFileAuth(httpx.Auth):
                 st = self._path.stat()
                 stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
                 if force or stamp != self._stamp:
-                    token = self._path.read_text(encoding="utf-8").strip()
+                    data = read_regular(self._path, TOKEN_FILE_MAX)
+                    token = data.decode("utf-8", "replace").strip()
                     if token:
+                        mask_secret(token)
                         self._token, self._stamp = token, stamp
+            except (NotRegularFile, TooLarge) as exc:
+                what = "not a regular file" if isinstance(exc, NotRegularFile) else "too large"
+                raise KubeConfigError(
+                    f"token file {self._path} is {what}: point tokenFile at the token itself"
+                ) from None
             except OSError:
                 pass  # mid-rotation: keep the last good token, as client-go does
             if not self._token:
@@ -143,7 +218,7 @@ class ExecAuth(httpx.Auth):
         ssl_context: ssl.SSLContext | None = None,
         *,
         clock: Callable[[], float] = time.time,
-        run: Runner = subprocess.run,
+        run: Runner = run_plugin,
         timeout: float = EXEC_TIMEOUT,
     ) -> None:
         self._exec, self._config, self._ssl = exec_config, config, ssl_context
@@ -243,6 +318,7 @@ class ExecAuth(httpx.Auth):
             )
         status = doc.get("status") or {}
         token = str(status.get("token") or "")
+        mask_secret(token)
         cert = str(status.get("clientCertificateData") or "").encode()
         key = str(status.get("clientKeyData") or "").encode()
         if not token and not (cert and key):

@@ -209,12 +209,6 @@ def check_vgpu(c: RuleChecker) -> None:
                 f"only (it crash-loops on {', '.join(sorted(late))}); set it to false",
             )
     lic = vgpu.licensing
-    if lic.config_map_name:
-        c.warn(
-            ("spec", "vgpu", "licensing", "configMapName"),
-            "deprecated by the GPU Operator: use "
-            "secretName (a Secret with client_configuration_token.tok and gridd.conf)",
-        )
     if lic.secret_name and not (not c.cozystack and spec.variant == "container"):
         c.warn(
             ("spec", "vgpu", "licensing", "secretName"),

@@ -63,7 +63,9 @@ def _platform_values(c: RuleChecker, version: str) -> None:
     vp = ("spec", "components", "platform", "values", "bundles")
     iaas = (eff.get("bundles") or {}).get("iaas") or {}
     system = (eff.get("bundles") or {}).get("system") or {}
-    if gpu_on:
+    if gpu_on and system.get("variant") == "isp-hosted":
+        _hosted_platform(c)
+    elif gpu_on:
         shown = f'"{variant}"' if variant else "unset (default)"
         full = system.get("variant") in ("isp-full", "isp-full-generic")
         if not iaas.get("enabled") and (*vp, "iaas", "enabled") in doc.marks and full:
@@ -88,20 +90,6 @@ def _platform_values(c: RuleChecker, version: str) -> None:
                 (*vp, "system", "enabled"),
                 "on Cozystack main the iaas bundle requires bundles.system.enabled: true",
             )
-    elif GPU_OPERATOR in ((eff.get("bundles") or {}).get("enabledPackages") or []):
-        # The standalone container Package has the same name: it takes the kept one over.
-        fix = (
-            "the standalone container-variant Package of the same name takes it over"
-            if spec.variant == "container"
-            else "delete it by hand"
-        )
-        c.platform_problem(
-            (*vp, "enabledPackages"),
-            f"{GPU_OPERATOR} is removed from "
-            "enabledPackages, but the live Package stays (helm.sh/resource-policy: "
-            f"keep): {fix}",
-            "warning",
-        )
     current = iaas.get("gpuOperatorVariant")
     if not gpu_on and current not in (None, "default", "vgpu"):
         c.platform_problem(
@@ -119,6 +107,19 @@ def _platform_file_missing(c: RuleChecker) -> None:
         "bundles.enabledPackages is atomic, so the list built without it would replace the live "
         f"one whole; capture the live Package first: gpu-gitops import --cluster {c.lp.name} "
         "[--kubeconfig F] [--context C]",
+    )
+
+
+def _hosted_platform(c: RuleChecker) -> None:
+    """isp-hosted: the host cluster provides network, storage and virtualisation (the chart's
+    values-isp-hosted.yaml); switching to isp-full would install a second stack over the host's."""
+    c.platform_problem(
+        ("spec", "variant"),
+        f"the profile's variant {c.spec.variant} needs KubeVirt GPU wiring, but this platform is "
+        "hosted (bundles.system.variant isp-hosted: the host cluster provides virtualisation, "
+        "and the iaas bundle never renders here); do not switch the platform to isp-full, which "
+        "would install a second network and storage stack over the host's: offer GPU VMs from "
+        "the host cluster's profile, and use variant container or none here",
     )
 
 

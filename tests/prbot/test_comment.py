@@ -374,3 +374,11 @@ def test_pagination_link_to_another_host_is_refused(github: FakeGitHub) -> None:
     github.foreign_link = True
     with client(github, []) as gh, pytest.raises(GitHubError, match="another host"):
         list(gh.comments(OWNER, REPO, PR))
+
+
+def test_a_server_echoing_the_token_gets_it_masked(github: FakeGitHub, monkeypatch, tmp_path):
+    echo = {"message": f"Bad credentials for Authorization: Bearer {TOKEN}"}
+    github.faults.append(Fault("GET", "/user", 401, body=echo))
+    code, _, err = comment(github, monkeypatch, tmp_path, "body\n")  # asserts TOKEN absent
+    assert code == 2
+    assert "Bearer [masked]" in err

@@ -455,9 +455,12 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         ),
         PLATFORM("isp-hosted"),
         [
-            f"{PF}:6: error: spec.variant: bundles.iaas.enabled is off (platform variant "
-            '"isp-hosted"), so the GPU bundle installs nothing; set the Package\'s spec.variant '
-            "to isp-full or isp-full-generic"
+            f"{PF}:6: error: spec.variant: the profile's variant vgpu needs KubeVirt GPU wiring, "
+            "but this platform is hosted (bundles.system.variant isp-hosted: the host cluster "
+            "provides virtualisation, and the iaas bundle never renders here); do not switch the "
+            "platform to isp-full, which would install a second network and storage stack over "
+            "the host's: offer GPU VMs from the host cluster's profile, and use variant container "
+            "or none here"
         ],
     ),
     (

@@ -202,9 +202,9 @@ def test_rule2_container_on_cozystack_is_a_standalone_package(tmp_path):
         W(
             11,
             f"{VALUES}.enabledPackages",
-            "cozystack.gpu-operator is removed from enabledPackages, but the live Package stays "
-            "(helm.sh/resource-policy: keep): the standalone container-variant Package of the "
-            "same name takes it over",
+            "cozystack.gpu-operator leaves the bundle; the chart keeps its live Package "
+            "(helm.sh/resource-policy: keep) and the standalone container-variant Package of the "
+            "same name takes it over: nothing to delete",
             PLATFORM,
         )
     ]
@@ -255,8 +255,10 @@ def test_rule2_keep_policy_when_gpu_operator_is_dropped(tmp_path):
         W(
             11,
             f"{VALUES}.enabledPackages",
-            "cozystack.gpu-operator is removed from enabledPackages, but the live Package stays "
-            "(helm.sh/resource-policy: keep): delete it by hand",
+            "cozystack.gpu-operator leaves the bundle, but the chart renders it with "
+            "helm.sh/resource-policy: keep, so the live Package and what it installed keep "
+            "running; once Flux has applied this, delete it: kubectl delete packages.cozystack.io "
+            "cozystack.gpu-operator",
             PLATFORM,
         )
     ]
@@ -280,19 +282,25 @@ def test_rule3_iaas_off_under_platform_variant_default(tmp_path):
     )
 
 
-def test_rule3_iaas_off_under_isp_hosted(tmp_path):
-    assert check(tmp_path, COZY + "variant: passthrough\n", platform_yaml("isp-hosted")) == (
-        False,
-        [
-            E(
-                6,
-                "spec.variant",
-                'bundles.iaas.enabled is off (platform variant "isp-hosted"), so the GPU bundle '
-                "installs nothing; set the Package's spec.variant to isp-full or isp-full-generic",
-                PLATFORM,
-            )
-        ],
+def HOSTED(variant: str) -> str:
+    return (
+        f"the profile's variant {variant} needs KubeVirt GPU wiring, but this platform is hosted "
+        "(bundles.system.variant isp-hosted: the host cluster provides virtualisation, and the "
+        "iaas bundle never renders here); do not switch the platform to isp-full, which would "
+        "install a second network and storage stack over the host's: offer GPU VMs from the "
+        "host cluster's profile, and use variant container or none here"
     )
+
+
+def test_rule3_iaas_off_under_isp_hosted(tmp_path):
+    ok, problems = check(tmp_path, COZY + "variant: passthrough\n", platform_yaml("isp-hosted"))
+    assert (ok, problems) == (False, [E(6, "spec.variant", HOSTED("passthrough"), PLATFORM)])
+    assert not any("set the Package's spec.variant to isp-full" in p.message for p in problems)
+
+
+def test_rule3_isp_hosted_container_is_fine(tmp_path):
+    ok, problems = check(tmp_path, COZY + "variant: container\n", platform_yaml("isp-hosted"))
+    assert ok and not [p for p in problems if "hosted" in p.message]
 
 
 def test_rule3_iaas_off_with_no_platform_variant(tmp_path):
@@ -335,6 +343,27 @@ def test_rule3_iaas_disabled_by_hand(tmp_path):
 
 def test_rule3_system_variant_must_be_isp_full(tmp_path):
     live = platform_yaml(
+        "isp-full",
+        """\
+        bundles:
+          system: {variant: distro-full}
+        """,
+    )
+    assert check(tmp_path, COZY + "variant: passthrough\n", live) == (
+        False,
+        [
+            E(
+                11,
+                f"{VALUES}.system.variant",
+                "the GPU bundle needs bundles.system.variant isp-full or isp-full-generic",
+                PLATFORM,
+            )
+        ],
+    )
+
+
+def test_rule3_hosted_by_values_gets_the_hosted_advice(tmp_path):
+    live = platform_yaml(
         "isp-hosted",
         """\
         bundles:
@@ -343,14 +372,7 @@ def test_rule3_system_variant_must_be_isp_full(tmp_path):
     )
     assert check(tmp_path, COZY + "variant: passthrough\n", live) == (
         False,
-        [
-            E(
-                10,
-                f"{VALUES}.system.variant",
-                "the GPU bundle needs bundles.system.variant isp-full or isp-full-generic",
-                PLATFORM,
-            )
-        ],
+        [E(6, "spec.variant", HOSTED("passthrough"), PLATFORM)],
     )
 
 
@@ -1040,7 +1062,7 @@ def test_rule7_licensing_on_a_flux_container_cluster(tmp_path):
     }
 
 
-def test_rule7_licensing_config_map_is_deprecated(tmp_path):
+def test_rule7_licensing_config_map_is_deprecated_and_emitted(tmp_path):
     body = FLUX + "variant: container\nvgpu:\n  licensing:\n    configMapName: licensing\n"
     assert check(tmp_path, body) == (
         True,
@@ -1048,11 +1070,30 @@ def test_rule7_licensing_config_map_is_deprecated(tmp_path):
             W(
                 11,
                 "spec.vgpu.licensing.configMapName",
-                "deprecated by the GPU Operator: use secretName (a Secret with "
-                "client_configuration_token.tok and gridd.conf)",
+                "deprecated by the GPU Operator (emitted as driver.licensingConfig.configMapName): "
+                "use secretName, a Secret with client_configuration_token.tok and gridd.conf",
             )
         ],
     )
+    release = find(built(tmp_path, body), "HelmRelease", "gpu-operator")
+    assert release["spec"]["values"]["driver"]["licensingConfig"] == {
+        "configMapName": "licensing",
+        "nlsEnabled": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("platform", "variant"),
+    [("flux", "passthrough"), ("flux", "vgpu"), ("cozystack", "vgpu"), ("cozystack", "container")],
+)
+def test_rule7_licensing_config_map_where_nothing_uses_it_is_refused(tmp_path, platform, variant):
+    head = FLUX if platform == "flux" else COZY
+    body = head + f"variant: {variant}\nvgpu:\n  licensing:\n    configMapName: licensing\n"
+    ok, problems = check(tmp_path, body, FULL if platform == "cozystack" else None)
+    assert not ok
+    [problem] = [p for p in problems if p.field == "spec.vgpu.licensing.configMapName"]
+    assert problem.severity == "error"
+    assert problem.message.startswith("nothing on this cluster would use it")
 
 
 def test_rule7_licensing_secret_name_must_be_a_secret_name(tmp_path):
@@ -1356,3 +1397,88 @@ def test_flux_url_missing_without_origin_is_a_warning(tmp_path: Path):
         "set spec.flux.url",
         "warning",
     )
+
+
+# --- live state in platform.yaml the profile would drop or leave behind ---------------------------
+
+
+def test_every_kept_package_leaving_the_bundle_is_announced_with_its_delete_command(tmp_path):
+    live = platform_yaml(
+        values="""\
+        bundles:
+          enabledPackages: [cozystack.external-dns, cozystack.gpu-operator, cozystack.hami]
+        """
+    )
+    ok, problems = check(tmp_path, COZY + "variant: none\n", live)
+    assert ok
+    assert [(p.file, p.line, p.severity) for p in problems] == [(PLATFORM, 11, "warning")] * 2
+    for name, problem in zip(("cozystack.gpu-operator", "cozystack.hami"), problems, strict=True):
+        assert problem.message.startswith(f"{name} leaves the bundle")
+        assert problem.message.endswith(f"delete it: kubectl delete packages.cozystack.io {name}")
+    assert not any("external-dns" in p.message for p in problems), "it stays in the bundle"
+
+
+def test_hami_kept_from_the_bundle_does_not_go_unannounced_on_passthrough_without_hami(tmp_path):
+    live = platform_yaml(
+        values="""\
+        bundles:
+          enabledPackages: [cozystack.gpu-operator, cozystack.hami]
+        """
+    )
+    ok, problems = check(tmp_path, COZY + "variant: passthrough\n", live)
+    assert ok
+    [hami] = problems
+    assert hami.message.startswith("cozystack.hami leaves the bundle") and hami.line == 11
+
+
+def test_container_with_a_kept_hami_left_running_is_an_error(tmp_path):
+    live = platform_yaml(
+        values="""\
+        bundles:
+          enabledPackages: [cozystack.gpu-operator, cozystack.hami]
+        """
+    )
+    ok, problems = check(tmp_path, COZY + "variant: container\n", live)
+    assert not ok
+    [error] = [p for p in problems if p.severity == "error"]
+    assert (error.file, error.line, error.field) == (PROFILE, 9, "spec.variant")
+    assert "kubectl delete packages.cozystack.io cozystack.hami" in error.message
+    assert "both register nvidia.com/gpu" in error.message
+    assert "gpu-gitops import --cluster c1" in error.message
+
+
+def test_hami_disabled_live_is_not_announced(tmp_path):
+    live = platform_yaml(
+        values="""\
+        bundles:
+          enabledPackages: [cozystack.gpu-operator, cozystack.hami]
+          disabledPackages: [cozystack.hami]
+        """
+    )
+    ok, problems = check(tmp_path, COZY + "variant: container\n", live)
+    assert ok and not [p for p in problems if "hami" in p.message]
+
+
+def test_each_live_device_the_profile_drops_is_warned_once(tmp_path):
+    live = platform_yaml(
+        values="""\
+        gpu:
+          permittedHostDevices:
+            pciHostDevices:
+              - {pciVendorSelector: "10de:2bb5", resourceName: nvidia.com/GB202GL_RTX_PRO_6000}
+              - {pciVendorSelector: "10DE:26B9", resourceName: nvidia.com/AD102GL_L40S}
+              - {pciVendorSelector: "10DE:2331", resourceName: nvidia.com/GH100_H100_PCIE}
+        """
+    )
+    body = COZY + (
+        "variant: passthrough\ndevices:\n"
+        "  - {class: RTX, pciVendorSelector: '10DE:2BB5', "
+        "resourceName: nvidia.com/GB202GL_RTX_PRO_6000}\n"
+    )
+    ok, problems = check(tmp_path, body, live)
+    assert ok
+    dropped = [p for p in problems if p.file == PLATFORM]
+    assert [(p.line, p.severity) for p in dropped] == [(14, "warning"), (15, "warning")]
+    assert dropped[0].message.startswith("device 10DE:26B9 (nvidia.com/AD102GL_L40S) is permitted")
+    assert all(p.message.endswith("move it to spec.devices") for p in dropped)
+    assert not any("2BB5" in p.message for p in dropped), "kept devices are not warned"

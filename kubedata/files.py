@@ -1,0 +1,48 @@
+"""Reading a small file that someone else may have replaced by a FIFO, a device or a huge file.
+
+A kubeconfig's tokenFile, a profile: each is a page of text. Opened without blocking (a FIFO
+nobody writes to would hang the read) and only when it is a regular file (/dev/zero never ends),
+at most `limit` bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["NotRegularFile", "TooLarge", "read_regular"]
+
+
+class NotRegularFile(OSError):
+    """A folder, FIFO, socket or device where a file was expected."""
+
+
+class TooLarge(OSError):
+    """Larger than the limit; `size` is its size."""
+
+    def __init__(self, size: int):
+        super().__init__(f"{size} bytes")
+        self.size = size
+
+
+def read_regular(path: Path, limit: int, *, follow: bool = True) -> bytes:
+    """The bytes of the regular file at `path`; NotRegularFile, TooLarge, or the OSError of the
+    open (FileNotFoundError...). `follow=False` refuses a symbolic link (ELOOP)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "Is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile("not a regular file")
+        if info.st_size > limit:
+            raise TooLarge(info.st_size)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:  # grew while read
+            raise TooLarge(len(data))
+        return data
+    finally:
+        os.close(fd)
