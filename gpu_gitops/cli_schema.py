@@ -1,4 +1,5 @@
-"""`gpu-gitops schema`: the JSON Schema of gpu-profile.yaml, from the validator's own model."""
+"""`gpu-gitops schema`: the JSON Schema of gpu-profile.yaml, from the validator's own model and
+every rule JSON Schema can say (renderer/rules/profile_schema.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,13 @@ import json
 
 from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
-from renderer.model import GPUProfile
-from renderer.schema import json_schema
+from renderer.rules.profile_schema import profile_schema
 
-__all__ = ["SCHEMA_ID", "cmd_schema", "define_schema"]
-
-SCHEMA_ID = "https://gpu-gitops.dev/schemas/gpu-profile-v1alpha1.json"
+__all__ = ["cmd_schema", "define_schema"]
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
-    console.data(json.dumps(json_schema(GPUProfile, SCHEMA_ID), indent=2) + "\n")
+    console.data(json.dumps(profile_schema(), indent=2) + "\n")
     return 0
 
 

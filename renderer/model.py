@@ -14,6 +14,7 @@ from renderer.rules.syntax import (
     DNS_LABEL,
     DNS_SUBDOMAIN,
     DURATION,
+    EXTENDED_RESOURCE,
     GIT_BRANCH,
     GIT_URL,
     HTTP_URL,
@@ -76,7 +77,9 @@ class Device:
     """A GPU class this cluster offers: a PCI device (passthrough, SR-IOV vGPU) or an mdev type."""
 
     class_: str = spec("Human name of the GPU class.", key="class")
-    resource_name: str = spec("Extended resource the device plugin advertises (domain/name).")
+    resource_name: str = spec(
+        "Extended resource the device plugin advertises (domain/name).", syntax=EXTENDED_RESOURCE
+    )
     pci_vendor_selector: str | None = spec(
         "PCI vendor:device, hex (VVVV:DDDD).",
         default=None,

@@ -12,14 +12,10 @@ from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import Device
 from renderer.rules.checker import RuleChecker
 from renderer.rules.gpus import Inferred, architecture_of, inferred_architecture
-from renderer.rules.syntax import DNS_SUBDOMAIN
 from renderer.yaml_io import Path
 
 __all__ = ["check_devices", "check_mdev_creators", "check_vgpu", "check_wiring"]
 
-_EXTENDED_RESOURCE = re.compile(
-    rf"(?P<domain>{DNS_SUBDOMAIN})/(?P<name>[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?)"
-)
 _SANDBOX_PCI_NAME = re.compile(r"nvidia\.com/[A-Z0-9_]+")
 _MDEV_ARCHITECTURES = ("pascal", "volta", "turing", "ampere")
 _SRIOV_VGPU_ARCHITECTURES = ("ada", "blackwell")
@@ -58,21 +54,8 @@ def check_devices(c: RuleChecker) -> None:
                 f"{implied.source}, which is {implied.architecture}, not {d.architecture}; "
                 "correct architecture or remove it",
             )
-        name = d.resource_name
-        m = _EXTENDED_RESOURCE.fullmatch(name)
-        if m and m["domain"].endswith("kubernetes.io"):
-            c.add(
-                (*at, "resourceName"),
-                f'"{name}": the kubernetes.io domain is reserved for Kubernetes; '
-                'use the device plugin\'s, e.g. "nvidia.com/GA102GL_A10"',
-            )
-        elif not m or len(m["domain"]) > 253:
-            c.add(
-                (*at, "resourceName"),
-                f'"{name}" is not a valid extended resource name '
-                '(domain/name, no spaces), e.g. "nvidia.com/GA102GL_A10"',
-            )
-        elif (
+        name = d.resource_name  # its syntax is checked by decoding (syntax.EXTENDED_RESOURCE)
+        if (
             d.external_resource_provider
             and d.pci_vendor_selector
             and not _SANDBOX_PCI_NAME.fullmatch(name)

@@ -18,10 +18,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import get_args
 
 from renderer.model import Architecture, Device
 
-__all__ = ["PCI_DEVICES", "Inferred", "architecture_of", "inferred_architecture"]
+__all__ = [
+    "ARCHITECTURES",
+    "PCI_DEVICES",
+    "Inferred",
+    "architecture_of",
+    "architecture_patterns",
+    "inferred_architecture",
+]
 
 _CHIP_ARCHITECTURES: tuple[tuple[str, Architecture], ...] = (
     ("GP1", "pascal"),
@@ -186,8 +194,44 @@ _VGPU_BOARDS: dict[str, Architecture] = {
     **dict.fromkeys(("L2", "L4", "L20", "L40", "L40S"), "ada"),
     **dict.fromkeys(("B100", "B200", "B300", "GB200", "GB300"), "blackwell"),
 }
-_VGPU_TYPE = re.compile(r"(?:NVIDIA|GRID) (?P<board>[A-Z]+[0-9]+[A-Z]?)[A-Z]*(?P<ada>-Ada)?-")
-_RESOURCE_CHIP = re.compile(r"nvidia\.com/(?P<chip>(?:GP|GV|TU|GA|GH|AD|GB)[0-9]{3})")
+_TYPE = "(?:NVIDIA|GRID) "
+_ADA_TYPE = f"{_TYPE}[A-Z]+[0-9]+[A-Z]*-Ada-"
+
+
+def _either_case(text: str) -> str:
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
+
+
+def _chip_architecture(chip: str) -> Architecture | None:
+    return next((arch for prefix, arch in _CHIP_ARCHITECTURES if chip.startswith(prefix)), None)
+
+
+def _alternatives(items: list[str]) -> str:
+    return "(?:" + "|".join(items) + ")" if items else "(?!)"
+
+
+def architecture_patterns(archs: set[str]) -> tuple[str, str, str]:
+    """JSON Schema patterns (and re.search ones) of a PCI id, a resource name and a vGPU type
+    that imply one of `archs`; each step applies only where the ones before imply nothing."""
+    # every key is NVIDIA's: 10DE:<device>
+    ids = [
+        _either_case(key.split(":")[1])
+        for key, (chip, _) in PCI_DEVICES.items()
+        if _chip_architecture(chip) in archs
+    ]
+    chips = [prefix for prefix, arch in _CHIP_ARCHITECTURES if arch in archs]
+    boards = [f"{b}[A-Z]*-(?!Ada-)" for b, arch in _VGPU_BOARDS.items() if arch in archs]
+    if "ada" in archs:
+        boards.append("[A-Z]+[0-9]+[A-Z]*-Ada-")
+    return (
+        f"^10[dD][eE]:{_alternatives(ids)}$",
+        rf"^nvidia\.com/{_alternatives(chips)}[0-9]{{2}}",
+        f"^{_TYPE}{_alternatives(boards)}",
+    )
+
+
+ARCHITECTURES: tuple[Architecture, ...] = get_args(Architecture)
+_BY_ARCHITECTURE = {arch: architecture_patterns({arch}) for arch in ARCHITECTURES}
 
 
 @dataclass(frozen=True)
@@ -198,32 +242,31 @@ class Inferred:
     source: str
 
 
-def _chip_architecture(chip: str) -> Architecture | None:
-    return next((arch for prefix, arch in _CHIP_ARCHITECTURES if chip.startswith(prefix)), None)
-
-
 def inferred_architecture(device: Device) -> Inferred | None:
     """The architecture the device's PCI id, resource name or vGPU type implies, if known."""
-    if device.pci_vendor_selector:
-        known = PCI_DEVICES.get(device.pci_vendor_selector.upper())
-        if known:
-            chip, board = known
-            arch = _chip_architecture(chip)
-            if arch:
-                return Inferred(arch, f"{device.pci_vendor_selector} is the {board}, chip {chip}")
-    m = _RESOURCE_CHIP.match(device.resource_name)
-    arch = _chip_architecture(m["chip"]) if m else None
-    if m and arch:
-        return Inferred(arch, f"resource {device.resource_name} names chip {m['chip']}")
-    m = _VGPU_TYPE.match(device.mdev_name_selector or "")
-    if m:
-        board = m["board"] if m["board"] in _VGPU_BOARDS else m["board"][:-1]
-        arch = "ada" if m["ada"] else _VGPU_BOARDS.get(board)
-        if arch:
-            return Inferred(
-                arch, f'vGPU type "{device.mdev_name_selector}" is a slice of the {board}'
-            )
+    for step in range(3):
+        value = (device.pci_vendor_selector, device.resource_name, device.mdev_name_selector)[step]
+        for arch, patterns in _BY_ARCHITECTURE.items():
+            if value and re.search(patterns[step], value):
+                return Inferred(arch, _source(step, value))
     return None
+
+
+def _source(step: int, value: str) -> str:
+    if step == 0:
+        chip, board = PCI_DEVICES[value.upper()]
+        return f"{value} is the {board}, chip {chip}"
+    if step == 1:
+        return f"resource {value} names chip {value.split('/')[1][:5]}"
+    token = re.match(f"{_TYPE}([A-Z]+[0-9]+)", value)
+    known = (
+        b
+        for b in sorted(_VGPU_BOARDS, key=len, reverse=True)
+        if re.match(f"{_TYPE}{b}[A-Z]*-", value)
+    )
+    board = next(known, token[1] if token else value)
+    ada = " Ada" if re.match(_ADA_TYPE, value) else ""
+    return f'vGPU type "{value}" is a slice of the {board}{ada}'
 
 
 def architecture_of(device: Device) -> Inferred | None:

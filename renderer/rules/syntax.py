@@ -34,6 +34,7 @@ __all__ = [
     "DNS_LABEL",
     "DNS_SUBDOMAIN",
     "DURATION",
+    "EXTENDED_RESOURCE",
     "GIT_BRANCH",
     "GIT_URL",
     "HTTP_URL",
@@ -293,6 +294,27 @@ def url_problem(url: str, schemes: tuple[str, ...] = ("http", "https")) -> str |
     return f'"{shorten(url)}" is not a valid URL; write {form}'
 
 
+# --- extended resource names ---------------------------------------------------------------------
+
+_RESOURCE_NAME = "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_RESOURCE_EXAMPLE = 'e.g. "nvidia.com/GA102GL_A10"'
+
+
+def _resource_problem(name: str) -> str | None:
+    m = re.fullmatch(f"({DNS_SUBDOMAIN})/{_RESOURCE_NAME}", name)
+    if m and m[1].endswith("kubernetes.io"):
+        return (
+            f'"{shorten(name)}": the kubernetes.io domain is reserved for Kubernetes; use the '
+            f"device plugin's, {_RESOURCE_EXAMPLE}"
+        )
+    if not m or len(m[1]) > 253:
+        return (
+            f'"{shorten(name)}" is not a valid extended resource name (domain/name, no spaces), '
+            f"{_RESOURCE_EXAMPLE}"
+        )
+    return None
+
+
 # --- the grammars fields use ----------------------------------------------------------------------
 
 CRON_SCHEDULE = Syntax(_CRON_PATTERN, cron_problem)
@@ -315,3 +337,8 @@ GIT_URL = Syntax(
 )
 """A URL Flux's GitRepository pulls from (it does not take the scp-like `git@host:path`)."""
 HTTP_URL = Syntax(_url_pattern(("http", "https")), url_problem, _URL_MAX)
+EXTENDED_RESOURCE = Syntax(
+    rf"(?=[^/]{{1,253}}/)(?![^/]*kubernetes\.io/)({DNS_SUBDOMAIN})/{_RESOURCE_NAME}",
+    _resource_problem,
+)
+"""A Kubernetes extended resource name, as a device plugin advertises it (domain/name)."""

@@ -16,11 +16,9 @@ import jsonschema
 import pytest
 import yaml
 
-from gpu_gitops.cli_schema import SCHEMA_ID
 from renderer.cozystack import PLATFORM_PACKAGE, effective_values, predict_packages
 from renderer.crds import Registry, namespace_kind
-from renderer.model import GPUProfile
-from renderer.schema import json_schema
+from renderer.rules.profile_schema import profile_schema
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = {
@@ -91,7 +89,7 @@ def test_package_crd_is_the_same_in_v1_6_2(reference_dir: Path) -> None:
 
 @pytest.fixture(scope="module")
 def profile_validator() -> Any:
-    schema = json_schema(GPUProfile, SCHEMA_ID)
+    schema = profile_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 

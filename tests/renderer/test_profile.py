@@ -12,7 +12,6 @@ import jsonschema
 import pytest
 
 from renderer.errors import Problem, ProfileError
-from renderer.model import GPUProfile
 from renderer.profile import (
     MAX_FILE_BYTES,
     check_cluster_name,
@@ -21,7 +20,7 @@ from renderer.profile import (
     parse_profile,
 )
 from renderer.repofiles import LINK_REFUSED
-from renderer.schema import json_schema
+from renderer.rules.profile_schema import profile_schema
 from renderer.yaml_io import load_marked
 from tests.conftest import REPO_ROOT
 from tests.renderer.profile_texts import HEAD, PLATFORM_OK
@@ -652,7 +651,7 @@ def test_platform_file_without_spec_is_accepted(tmp_path):
 
 
 def test_schema_accepts_every_example_and_rejects_what_decoding_rejects(tmp_path):
-    schema = json_schema(GPUProfile, "https://example.test/schema.json")
+    schema = profile_schema("https://example.test/schema.json")
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     for name in discover_clusters(REPO_ROOT):

@@ -167,6 +167,21 @@ def test_urls():
     )
 
 
+def test_extended_resource_names():
+    _check(
+        syntax.EXTENDED_RESOURCE,
+        ["nvidia.com/GA102GL_A10", "example.org/a", "nvidia.com/NVIDIA_A100-20C"],
+        {
+            "nvidia.com/L40S GPU": "is not a valid extended resource name (domain/name",
+            "kubernetes.io/gpu": "the kubernetes.io domain is reserved for Kubernetes",
+            "node.kubernetes.io/gpu": "reserved",
+            "a" * 254 + "/x": "is not a valid extended resource name",
+            "nvidia.com/": "is not a valid",
+            "gpu": "is not a valid",
+        },
+    )
+
+
 def test_a_password_never_appears_in_the_message():
     problem = syntax.url_problem("https://user:hunter2@example.com/x y")
     assert problem is not None and "hunter2" not in problem
@@ -184,6 +199,10 @@ FUZZ = {
     "GIT_BRANCH": ("ab./-@{}~^:?*[\\ \x7fHEADlock", [*BRANCH_OK, *BRANCH_BAD]),
     "HTTP_URL": ("hts:/@[]aAb0-9.?%# ", [*URL_OK, *URL_BAD]),
     "GIT_URL": ("hts:/@[]aAb0-9.?%# ", ["ssh://git@github.com/a/b", "git@github.com:a/b"]),
+    "EXTENDED_RESOURCE": (
+        "aZ09-_./ k",
+        ["nvidia.com/GA102GL_A10", "kubernetes.io/x", "a.b/c-d.e_f", "x/" + "y" * 63],
+    ),
 }
 
 
