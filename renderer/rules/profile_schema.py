@@ -253,12 +253,6 @@ def _spec_rules() -> list[dict[str, Any]]:
             "if": {"allOf": [cozystack, variant["container"]]},
             "then": {"type": "object", "properties": {"hami": {"const": False}}},
         },
-        # the audit job names its image
-        {
-            "properties": {
-                "audit": {"anyOf": [{"type": "null"}, _is(image={**_STRING, "minLength": 1})]}
-            }
-        },
     ]
 
 
