@@ -15,9 +15,17 @@ from typing import Any
 from renderer.yaml_io import dump_yaml
 
 from prbot.diff import FieldChange, ListKey, ObjectChange
+from prbot.nodes import NodeChange
 from prbot.refdiff import ClusterDiff, RefDiff
 
-__all__ = ["change_lines", "cluster_counts", "headline", "object_lines", "object_title"]
+__all__ = [
+    "change_lines",
+    "cluster_counts",
+    "headline",
+    "node_line",
+    "object_lines",
+    "object_title",
+]
 
 _MARKS = {"added": "+", "removed": "-", "changed": "±"}
 _PLAIN_SCALAR = re.compile(r"[^\s\"'`{}\[\],&*#?|<>=!%@][^\n]*[^\s]|[^\s\"'`{}\[\],&*#?|<>=!%@]")
@@ -119,3 +127,10 @@ def headline(d: RefDiff) -> str:
         f"{d.base.ref} ({d.base.commit[:7]}) -> {d.head.ref} ({d.head.commit[:7]}): "
         f"{changed} of {d.total} cluster(s) change, {len(d.risks)} warning(s)"
     )
+
+
+def node_line(n: NodeChange) -> str:
+    """One spec.nodes change: node, workload before -> after."""
+    before = n.before or "(no label)"
+    after = n.after or "(label removed: no longer in spec.nodes)"
+    return f"{n.node}: {before} -> {after}"

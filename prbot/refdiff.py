@@ -25,10 +25,12 @@ from renderer.profile import (
     LoadedProfile,
     check_cluster_name,
 )
-from renderer.validate import ClusterFiles, check_files
+from renderer.validate import Checked, ClusterFiles, check_files
 from renderer.yaml_io import load_all
 
 from prbot.diff import ObjectChange, diff_objects, index_objects
+from prbot.live_base import live_base
+from prbot.nodes import NodeChange, node_changes
 from prbot.risk_check import Risk
 from prbot.risks import cluster_risks
 
@@ -56,6 +58,10 @@ class ClusterDiff:
     status: Literal["added", "removed", "changed", "unchanged"]
     changes: tuple[ObjectChange, ...]
     risks: tuple[Risk, ...] = ()
+    nodes: tuple[NodeChange, ...] = ()
+    """spec.nodes changes: labels are not in git, so each comes with its kubectl command."""
+    warnings: tuple[Problem, ...] = ()
+    """What `validate` warns about the cluster's files at head."""
 
     def count(self, change: Literal["added", "removed", "changed"]) -> int:
         return sum(1 for c in self.changes if c.change == change)
@@ -74,6 +80,11 @@ class RefDiff:
     @property
     def risks(self) -> tuple[Risk, ...]:
         return tuple(r for c in self.clusters for r in c.risks)
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """validate's warnings about the head files of the clusters that changed."""
+        return tuple(w for c in self.clusters for w in c.warnings)
 
     @property
     def changed(self) -> bool:
@@ -102,14 +113,14 @@ def _digest(blobs: Mapping[str, git.Blob]) -> tuple[tuple[str, str], ...]:
 
 def _load(
     side: Side, inputs: Mapping[str, Mapping[str, git.Blob]], names: Sequence[str]
-) -> dict[str, LoadedProfile]:
+) -> Checked:
     """Load and check the clusters' input files straight from their blobs.
 
     ProfileError problems name the ref the way git does, e.g. main:clusters/ams1/gpu-profile.yaml.
     """
     present = [n for n in names if n in inputs]
     if not present:
-        return {}
+        return Checked((), ())
     files: dict[str, ClusterFiles] = {}
     problems: list[Problem] = []
     for name in present:
@@ -143,7 +154,7 @@ def _load(
                 if p.severity == "error"
             ]
         ) from None
-    return {lp.name: lp for lp in checked.profiles}
+    return checked
 
 
 def _build(profiles: Mapping[str, LoadedProfile]) -> dict[str, Objects]:
@@ -169,24 +180,34 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
             for n in everything
             if not reuse or _digest(inputs[0].get(n, {})) != _digest(inputs[1].get(n, {}))
         ]
-        profiles: list[dict[str, LoadedProfile]] = []
+        checked: list[Checked] = []
         problems: list[Problem] = []
         for i, side in enumerate(sides):
             try:
-                profiles.append(_load(side, inputs[i], names))
+                checked.append(_load(side, inputs[i], names))
             except ProfileError as exc:
                 problems += exc.problems
     finally:
         repo.close()
     if problems:
         raise ProfileError(problems)
+    profiles = [{lp.name: lp for lp in c.profiles} for c in checked]
     objects = [_build(p) for p in profiles]
     clusters: list[ClusterDiff] = []
     for name in names:
         before, after = objects[0].get(name, {}), objects[1].get(name, {})
         changes = diff_objects(before, after)
-        risks = cluster_risks(name, profiles[0].get(name), profiles[1].get(name), before, after)
-        if not changes and not risks:
+        was, now = profiles[0].get(name), profiles[1].get(name)
+        # a cluster new to git is reviewed against what its platform.yaml shows is live
+        live = live_base(now) if was is None and now is not None else None
+        risks = (
+            cluster_risks(name, live[0], now, live[1], after)
+            if live is not None
+            else cluster_risks(name, was, now, before, after)
+        )
+        nodes = node_changes(was, now)
+        warnings = tuple(p for p in checked[1].warnings if p.file.startswith(f"clusters/{name}/"))
+        if not (changes or risks or nodes or warnings):
             continue
         status: Literal["added", "removed", "changed", "unchanged"]
         if name not in inputs[0]:
@@ -195,5 +216,5 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
             status = "removed"
         else:
             status = "changed" if changes else "unchanged"
-        clusters.append(ClusterDiff(name, status, tuple(changes), tuple(risks)))
+        clusters.append(ClusterDiff(name, status, tuple(changes), tuple(risks), nodes, warnings))
     return RefDiff(sides[0], sides[1], tuple(clusters), len(everything), tuple(names))

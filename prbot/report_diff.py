@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from prbot.diff import FieldChange, ObjectChange
-from prbot.diff_lines import cluster_counts, headline, object_lines, object_title
+from prbot.diff_lines import cluster_counts, headline, node_line, object_lines, object_title
 from prbot.refdiff import RefDiff
 from prbot.risk_check import Risk
 
@@ -39,6 +39,14 @@ def render_text(d: RefDiff) -> str:
                     out.append(f"        {mark} {text}")
                 else:
                     out.append(f"    {mark} {text}")
+        if c.nodes:
+            out.append("  nodes: labels are not in git; once Flux has applied the merge, run")
+            for n in c.nodes:
+                out.append(f"    {node_line(n)}")
+                out.append(f"      {n.command}")
+        if c.warnings:
+            out.append(f"  validate: {len(c.warnings)} warning(s) at head")
+            out += [f"    {w}" for w in c.warnings]
         out.append("")
     if not d.clusters:
         out.append(f"no changes: all {d.total} cluster(s) render the same objects")
@@ -98,6 +106,8 @@ def render_json(d: RefDiff) -> str:
             "changed": sum(c.count("changed") for c in d.clusters),
             "removed": sum(c.count("removed") for c in d.clusters),
             "warnings": len(d.risks),
+            "validateWarnings": len(d.warnings),
+            "nodes": sum(len(c.nodes) for c in d.clusters),
         },
         "warnings": [_risk_json(r) for r in d.risks],
         "clusters": [
@@ -109,6 +119,14 @@ def render_json(d: RefDiff) -> str:
                 "removed": c.count("removed"),
                 "warnings": [_risk_json(r) for r in c.risks],
                 "objects": [_object_json(ch) for ch in c.changes],
+                "nodes": [
+                    {"node": n.node, "before": n.before, "after": n.after, "command": n.command}
+                    for n in c.nodes
+                ],
+                "validateWarnings": [
+                    {"file": w.file, "line": w.line, "field": w.field, "message": w.message}
+                    for w in c.warnings
+                ],
             }
             for c in d.clusters
         ],

@@ -13,7 +13,7 @@ import re
 from kubedata.text import inert
 
 from prbot.diff import ObjectChange
-from prbot.diff_lines import cluster_counts, object_lines, object_title
+from prbot.diff_lines import cluster_counts, node_line, object_lines, object_title
 from prbot.refdiff import ClusterDiff, RefDiff
 
 __all__ = ["COMMENT_LIMIT", "MARKER", "render_markdown"]
@@ -130,10 +130,37 @@ def _cluster_section(body: _Body, c: ClusterDiff) -> bool:
     return True
 
 
-def _notice(d: RefDiff, warnings: int, rows: int, partial: str | None, cut: list[str]) -> str:
+def _nodes_block(d: RefDiff) -> str:
+    """spec.nodes changes and their commands: labels are not in git, so nothing applies them."""
+    lines: list[str] = []
+    for c in d.clusters:
+        for n in c.nodes:
+            lines += [inert(f"# {c.name}: {node_line(n)}"), inert(n.command)]
+    if not lines:
+        return ""
+    fence = _fence(lines)
+    return (
+        f"**Node labels to set by hand** ({sum(len(c.nodes) for c in d.clusters)} node(s); "
+        "labels are not in git, so run these once Flux has applied the merge):\n\n"
+        f"{fence}sh\n" + "".join(line + "\n" for line in lines) + f"{fence}\n\n"
+    )
+
+
+def _validate_block(d: RefDiff) -> str:
+    """What `validate` warns about the changed clusters at head."""
+    if not d.warnings:
+        return ""
+    items = "".join(f"> - {_md(str(w))}\n" for w in d.warnings)
+    return f"> [!NOTE]\n> **validate: {len(d.warnings)} warning(s) at head**\n>\n{items}\n"
+
+
+def _notice(
+    d: RefDiff, warnings: int, blocks: list[str], rows: int, partial: str | None, cut: list[str]
+) -> str:
     parts = []
     if warnings:
         parts.append(f"{warnings} warning(s)")
+    parts += [f"the {b}" for b in blocks]
     if rows:
         parts.append(f"{rows} summary row(s)")
     if partial:
@@ -169,6 +196,14 @@ def render_markdown(d: RefDiff, limit: int = COMMENT_LIMIT) -> str:
                 break
             cut_warnings -= 1
         body.add("\n")
+    cut_blocks = [
+        what
+        for what, block in (
+            ("node labels", _nodes_block(d)),
+            ("validate warnings", _validate_block(d)),
+        )
+        if block and not body.try_add(block)
+    ]
     rows = _summary_table(d)
     cut_rows = len(rows) - 2
     if body.try_add("\n".join(rows[:2]) + "\n"):
@@ -191,8 +226,8 @@ def render_markdown(d: RefDiff, limit: int = COMMENT_LIMIT) -> str:
             else:
                 cut = [x.name for x in d.clusters[i:]]
             break
-    if cut_warnings or cut_rows or partial or cut:
-        body.add(_notice(d, cut_warnings, cut_rows, partial, cut))
+    if cut_warnings or cut_blocks or cut_rows or partial or cut:
+        body.add(_notice(d, cut_warnings, cut_blocks, cut_rows, partial, cut))
     text = "".join(body.parts)
     assert _size(text) <= limit, "markdown budget overrun"
     return text

@@ -25,6 +25,9 @@ RiskKind = Literal[
     "container-hami",
     "drift-detection-off",
     "platform-version",
+    "object-removed",
+    "object-kept",
+    "package-kept",
 ]
 
 Objects = Mapping[ObjectKey, KubeObject]
@@ -72,6 +75,13 @@ class RiskCheck:
 
     def add(self, kind: RiskKind, path: tuple[str | int, ...], message: str) -> None:
         self.out.append(Risk(self.name, self.head.file, self.head.line(*path), kind, message))
+
+    def add_written(self, kind: RiskKind, path: tuple[str | int, ...], message: str) -> None:
+        """At head where the field is written there, else at base where it was (a removal)."""
+        if not self.head.written(*path) and self.base is not None and self.base.written(*path):
+            self.add_base(kind, path, message)
+        else:
+            self.add(kind, path, message)
 
     def add_base(self, kind: RiskKind, path: tuple[str | int, ...], message: str) -> None:
         assert self.base is not None

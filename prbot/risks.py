@@ -2,34 +2,20 @@
 
 Pure: works on the profiles at both refs and on the objects built from them. Each warning names the
 cluster, the profile line that causes it (at head; at base for what was removed) and what to do.
-The warnings about devices are in device_risks.py; the Risk type and the change examined are in
-risk_check.py.
+The warnings about devices are in device_risks.py, about what leaves the cluster in
+removal_risks.py; the Risk type and the change examined are in risk_check.py.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from kubedata.objects import ObjectKey
-from renderer.bases import GPU_OPERATOR_NAMESPACE
-from renderer.cozystack import GPU_OPERATOR
 from renderer.profile import LoadedProfile
 
 from prbot.device_risks import device_risks
-from prbot.risk_check import Objects, Risk, RiskCheck, built_platform_values, shown_names
+from prbot.nodes import node_changes
+from prbot.removal_risks import kept_package_risks, removed_object_risks
+from prbot.risk_check import Objects, Risk, RiskCheck, shown_names
 
 __all__ = ["cluster_risks"]
-
-_STANDALONE_KEY = ObjectKey("cozystack.io", "Package", "", GPU_OPERATOR)
-_HELM_RELEASE = ObjectKey(
-    "helm.toolkit.fluxcd.io", "HelmRelease", GPU_OPERATOR_NAMESPACE, "gpu-operator"
-)
-
-
-def _gpu_operator_on(values: dict[str, Any] | None) -> bool:
-    bundles = (values or {}).get("bundles") or {}
-    enabled = bundles.get("enabledPackages") or []
-    return GPU_OPERATOR in enabled and GPU_OPERATOR not in (bundles.get("disabledPackages") or [])
 
 
 def _variant(r: RiskCheck) -> None:
@@ -42,51 +28,25 @@ def _variant(r: RiskCheck) -> None:
             ("spec", "variant"),
             f"variant {old} -> {new}: the GPU Operator reworks every GPU node of the cluster "
             "(drivers, VFIO binding and device plugins are swapped) and GPU VMs restart; "
-            "plan a maintenance window, stop or move GPU VMs and drain the GPU nodes first",
+            "plan a maintenance window, stop or move GPU VMs and drain the GPU nodes first; "
+            + _relabels(r, new),
         )
 
 
-def _gpu_operator(r: RiskCheck) -> None:
-    if r.base is None:
-        return
-    at = ("spec", "variant")
-    base_on = _gpu_operator_on(built_platform_values(r.base_objs))
-    head_on = _gpu_operator_on(built_platform_values(r.head_objs))
-    standalone_base = _STANDALONE_KEY in r.base_objs
-    standalone_head = _STANDALONE_KEY in r.head_objs
-    if base_on and not head_on and not standalone_head:
-        r.add(
-            "gpu-operator-removed",
-            at,
-            f"{GPU_OPERATOR} leaves bundles.enabledPackages, but the live Package stays "
-            "(helm.sh/resource-policy: keep) and the GPU Operator keeps running: once Flux has "
-            f"applied this, delete it by hand: kubectl delete packages.cozystack.io {GPU_OPERATOR}",
+def _relabels(r: RiskCheck, variant: str) -> str:
+    """Node labels are not in git: what to relabel by hand after the merge, for this variant."""
+    changes = node_changes(r.base, r.head)
+    if changes:
+        return "then relabel the nodes: " + "; ".join(c.command for c in changes)
+    if variant in ("container", "none"):
+        return (
+            "node workload labels are ignored on this variant (sandbox workloads are off); "
+            "no relabel is needed"
         )
-    elif standalone_base and not standalone_head:
-        if head_on:
-            r.add(
-                "gpu-operator-removed",
-                at,
-                f"Package {GPU_OPERATOR} moves from this tool's output to the platform bundle: "
-                "Flux prunes the Package it applied, and the platform's Helm release recreates "
-                f"it only at its next upgrade; afterwards check kubectl get packages.cozystack.io "
-                f"{GPU_OPERATOR} and reconcile the cozystack-platform release if it is missing",
-            )
-        else:
-            r.add(
-                "gpu-operator-removed",
-                at,
-                f"Flux prunes the standalone Package {GPU_OPERATOR} (variant container) and the "
-                "GPU Operator is uninstalled: GPU pods lose their devices; move them off first",
-            )
-    if _HELM_RELEASE in r.base_objs and _HELM_RELEASE not in r.head_objs:
-        r.add(
-            "gpu-operator-removed",
-            at,
-            f"Flux prunes HelmRelease {GPU_OPERATOR_NAMESPACE}/gpu-operator and Helm uninstalls "
-            "the GPU Operator (its CRDs and node labels stay): GPU pods and VMs lose their "
-            "devices; move GPU workloads off first",
-        )
+    return (
+        "spec.nodes does not change: check that each GPU node's nvidia.com/gpu.workload.config "
+        f"label suits {variant} (kubectl get nodes -L nvidia.com/gpu.workload.config)"
+    )
 
 
 def _hami(r: RiskCheck) -> None:
@@ -155,7 +115,15 @@ def _platform(r: RiskCheck) -> None:
         )
 
 
-_CHECKS = (_platform, _variant, _gpu_operator, device_risks, _hami, _drift)
+_CHECKS = (
+    _platform,
+    _variant,
+    kept_package_risks,
+    removed_object_risks,
+    device_risks,
+    _hami,
+    _drift,
+)
 
 
 def cluster_risks(
@@ -167,7 +135,12 @@ def cluster_risks(
 ) -> list[Risk]:
     """The warnings for one cluster whose profile changed (none for a removed cluster)."""
     if head is None:
-        return []
+        if base is None:
+            return []
+        # the cluster leaves git: every warning is at a line of its last profile
+        gone = RiskCheck(name, base, base, base_objs, {})
+        removed_object_risks(gone, cluster_removed=True)
+        return gone.out
     r = RiskCheck(name, base, head, base_objs, head_objs)
     for check in _CHECKS:
         check(r)

@@ -13,7 +13,7 @@ from renderer.overlays import Overlay, base_files, cluster_overlay
 from renderer.profile import LoadedProfile
 from renderer.repofiles import read_bytes, repo_path
 
-__all__ = ["Rendered", "label_commands", "left_over", "render_profiles"]
+__all__ = ["Rendered", "label_command", "label_commands", "left_over", "render_profiles"]
 
 WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
 
@@ -60,10 +60,14 @@ def left_over(root: Path, rendered: Rendered) -> list[str]:
     return out
 
 
+def label_command(node: str, workload: Workload | None) -> str:
+    """The command that sets a node's workload label (None: removes it)."""
+    if workload is None:
+        return f"kubectl label node {node} {WORKLOAD_LABEL}-"
+    return f"kubectl label node {node} {WORKLOAD_LABEL}={workload} --overwrite"
+
+
 def label_commands(lp: LoadedProfile) -> list[str]:
     """Nodes are never put in git (Flux would create or prune them): label them by hand."""
     nodes: dict[str, Workload] = lp.profile.spec.nodes
-    return [
-        f"kubectl label node {node} {WORKLOAD_LABEL}={workload} --overwrite"
-        for node, workload in sorted(nodes.items())
-    ]
+    return [label_command(node, workload) for node, workload in sorted(nodes.items())]

@@ -26,6 +26,7 @@ import pytest
 from gpu_gitops import cli, cli_render
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
+from renderer.gitrepo import init_repo
 from tests.conftest import REPO_ROOT
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "cli"
@@ -211,6 +212,28 @@ def test_cozystack_without_platform_yaml_is_refused_and_names_the_import(repo, c
     assert "clusters/par1/gpu-profile.yaml:9: error: spec.platform.type: " in err
     assert "gpu-gitops import --cluster par1" in err
     assert files(repo) == before, "nothing is written"
+
+
+@pytest.mark.parametrize("output", ["text", "markdown"])
+def test_diff_shows_nodes_risks_and_validate_warnings(repo, monkeypatch, output):
+    """A pull request moving ber1's nodes and switching lab1 (plain Flux) to container."""
+    for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(var, "2026-01-01T00:00:00+0000")
+    r = init_repo(repo, "example clusters", user="t", email="t@example.invalid")
+    ber1 = repo / "clusters" / "ber1" / "gpu-profile.yaml"
+    ber1.write_text(
+        ber1.read_text().replace(
+            "    gpu-ber1-01: vm-passthrough\n    gpu-ber1-02: container\n",
+            "    gpu-ber1-01: container\n",
+        )
+    )
+    lab1 = repo / "clusters" / "lab1" / "gpu-profile.yaml"
+    lab1.write_text(lab1.read_text().replace("variant: passthrough", "variant: container"))
+    r.git.add("-A")
+    r.git.commit("-qm", "pull request")
+    out, _ = check(repo, f"diff-{output}", "diff", "--base", "HEAD~1", "-o", output, code=1)
+    assert "kubectl label node gpu-ber1-02 nvidia.com/gpu.workload.config-" in out
+    assert "KubeVirt" in out and "Flux deletes it" not in out.split("KubeVirt")[0][-300:]
 
 
 # --- output is byte-identical on every run -------------------------------------------------

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import get_args
 
 from renderer.model import Architecture, Device
+from renderer.rules.syntax import either_case
 
 __all__ = [
     "ARCHITECTURES",
@@ -198,10 +199,6 @@ _TYPE = "(?:NVIDIA|GRID) "
 _ADA_TYPE = f"{_TYPE}[A-Z]+[0-9]+[A-Z]*-Ada-"
 
 
-def _either_case(text: str) -> str:
-    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
-
-
 def _chip_architecture(chip: str) -> Architecture | None:
     return next((arch for prefix, arch in _CHIP_ARCHITECTURES if chip.startswith(prefix)), None)
 
@@ -215,7 +212,7 @@ def architecture_patterns(archs: set[str]) -> tuple[str, str, str]:
     that imply one of `archs`; each step applies only where the ones before imply nothing."""
     # every key is NVIDIA's: 10DE:<device>
     ids = [
-        _either_case(key.split(":")[1])
+        either_case(key.split(":")[1])
         for key, (chip, _) in PCI_DEVICES.items()
         if _chip_architecture(chip) in archs
     ]

@@ -14,7 +14,7 @@ from renderer.cozystack import SUPPORTED_VERSIONS
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import GPUProfile
 from renderer.rules.gpus import ARCHITECTURES, architecture_patterns
-from renderer.rules.syntax import DNS_SUBDOMAIN
+from renderer.rules.syntax import DNS_SUBDOMAIN, either_case
 from renderer.schema import json_schema
 
 __all__ = ["NOT_EXPRESSIBLE", "SCHEMA_ID", "profile_schema"]
@@ -53,10 +53,6 @@ def _not(schema: dict[str, Any]) -> dict[str, Any]:
     return {"not": schema}
 
 
-def _either_case(text: str) -> str:
-    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
-
-
 def _architecture_in(archs: set[str]) -> dict[str, Any]:
     """A device whose architecture, written or inferred (renderer/rules/gpus.py), is in `archs`."""
     pci, resource, mdev = architecture_patterns(archs)
@@ -81,6 +77,14 @@ def _architecture_in(archs: set[str]) -> dict[str, Any]:
     }
 
 
+def _is_nested(path: tuple[str, ...], schema: dict[str, Any]) -> dict[str, Any]:
+    """The field at `path`, where written, satisfies `schema` (absent fields pass)."""
+    out: dict[str, Any] = schema
+    for key in reversed(path):
+        out = {"type": "object", "properties": {key: out}}
+    return out
+
+
 def _devices(item: dict[str, Any]) -> dict[str, Any]:
     """Every device satisfies `item`."""
     return {"type": "object", "properties": {"devices": {"type": "array", "items": item}}}
@@ -100,7 +104,7 @@ def _spec_rules() -> list[dict[str, Any]]:
     variant = {v: _is(variant={"const": v}) for v in ("passthrough", "vgpu", "container", "none")}
     device_manager = _is(vgpu=_is(deviceManager={"const": True}))
     not_replacing = _not(_is(replaceDefaults={"const": True}))
-    defaults_pci = "|".join(_either_case(d["pciVendorSelector"]) for d in PASSTHROUGH_DEFAULTS)
+    defaults_pci = "|".join(either_case(d["pciVendorSelector"]) for d in PASSTHROUGH_DEFAULTS)
     kubevirt_before_1_9 = {
         "anyOf": [
             _not(_is(kubevirt={})),
@@ -253,13 +257,18 @@ def _spec_rules() -> list[dict[str, Any]]:
             "if": {"allOf": [cozystack, variant["container"]]},
             "then": {"type": "object", "properties": {"hami": {"const": False}}},
         },
+        # the deprecated licensing ConfigMap is used only where the GPU Operator runs the driver
+        {
+            "if": _not({"allOf": [flux, variant["container"]]}),
+            "then": _is_nested(("vgpu", "licensing", "configMapName"), {"maxLength": 0}),
+        },
     ]
 
 
 _TYPE_OF_KEYWORD = {
     **dict.fromkeys(("properties", "required", "propertyNames", "additionalProperties"), "object"),
     **dict.fromkeys(("items", "contains", "minItems"), "array"),
-    **dict.fromkeys(("pattern", "minLength"), "string"),
+    **dict.fromkeys(("pattern", "minLength", "maxLength"), "string"),
 }
 
 

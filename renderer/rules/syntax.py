@@ -45,6 +45,7 @@ __all__ = [
     "IMAGE_VERSION",
     "LOOSER_THAN_CHECK",
     "cron_problem",
+    "either_case",
     "git_branch_problem",
     "image_problem",
     "url_problem",
@@ -62,9 +63,9 @@ LOOSER_THAN_CHECK = {
 """What a pattern lets through that the check refuses: not a regular language in practice."""
 
 
-def _either_case(word: str) -> str:
-    # ECMA-262 patterns have no inline (?i); spell each letter in both cases.
-    return "".join(f"[{c.lower()}{c.upper()}]" for c in word)
+def either_case(text: str) -> str:
+    """A pattern matching `text` in any letter case: ECMA-262 patterns have no inline (?i)."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in text)
 
 
 # --- cron -----------------------------------------------------------------------------------------
@@ -79,7 +80,7 @@ class _CronField:
     def __init__(self, name: str, low: int, high: int, number: str, names: tuple[str, ...] = ()):
         self.name, self.low, self.high = name, low, high
         self.names = {n: i for i, n in enumerate(names, 1 if name == "month" else 0)}
-        value = f"0*(?:{number})" + "".join(f"|{_either_case(n)}" for n in names)
+        value = f"0*(?:{number})" + "".join(f"|{either_case(n)}" for n in names)
         item = f"(?:[*?](?:/{_STEP})?|(?:{value})(?:-(?:{value}))?(?:/{_STEP})?)"
         self.pattern = f"{item}(?:,{item})*"
 

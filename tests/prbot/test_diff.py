@@ -366,6 +366,8 @@ def test_json_output_shape(repo: git.Repo) -> None:
         "changed": 1,
         "removed": 0,
         "warnings": 1,
+        "validateWarnings": 1,
+        "nodes": 0,
     }
     (w,) = doc["warnings"]
     assert set(w) == {"cluster", "kind", "file", "line", "ref", "message"}
@@ -493,3 +495,123 @@ def test_secret_values_never_appear() -> None:
 def test_display_path_quotes_odd_keys() -> None:
     path = ("metadata", "annotations", "helm.sh/resource-policy", 0, ListKey("name", "a"))
     assert display_path(path) == 'metadata.annotations["helm.sh/resource-policy"][0][name=a]'
+
+
+# --- what changes on nodes, what validate warns, clusters new to git --------------------------
+
+
+def test_node_moves_are_shown_with_their_label_commands(repo: git.Repo) -> None:
+    f = "clusters/ber1/gpu-profile.yaml"
+    pr(
+        repo,
+        {
+            f: sub(
+                "    gpu-ber1-01: vm-passthrough\n    gpu-ber1-02: container\n",
+                "    gpu-ber1-01: container\n    gpu-ber1-03: container\n",
+            )
+        },
+    )
+    d = diff_refs(Path(repo.working_tree_dir or ""), "base")
+    (ber1,) = d.clusters
+    assert ber1.changes == () and ber1.status == "unchanged", "labels are not in git"
+    assert [n.command for n in ber1.nodes] == [
+        "kubectl label node gpu-ber1-01 nvidia.com/gpu.workload.config=container --overwrite",
+        "kubectl label node gpu-ber1-02 nvidia.com/gpu.workload.config-",
+        "kubectl label node gpu-ber1-03 nvidia.com/gpu.workload.config=container --overwrite",
+    ]
+    code, md, _ = run(repo, "--base", "base", "-o", "markdown")
+    assert code == 1
+    assert "No rendered changes" not in md
+    assert "**Node labels to set by hand** (3 node(s)" in md
+    assert "# ber1: gpu-ber1-02: container -> (label removed: no longer in spec.nodes)\n" in md
+    assert "kubectl label node gpu-ber1-02 nvidia.com/gpu.workload.config-\n" in md
+    code, text, _ = run(repo, "--base", "base")
+    assert "      kubectl label node gpu-ber1-02 nvidia.com/gpu.workload.config-\n" in text
+
+
+def test_validate_warnings_reach_the_comment(repo: git.Repo) -> None:
+    pr(repo, {"clusters/ams1/gpu-profile.yaml": sub("variant: passthrough", "variant: none")})
+    code, md, _ = run(repo, "--base", "base", "-o", "markdown")
+    assert code == 1
+    assert "**validate: 2 warning(s) at head**" in md
+    assert "clusters/ams1/gpu-profile.yaml:17: warning: spec.nodes: ignored" in md
+    code, md, _ = run(repo, "--base", "base", "--head", "base", "-o", "markdown")
+    assert code == 0 and "validate:" not in md, "only clusters that change are reviewed"
+
+
+NEW_PLATFORM = """\
+apiVersion: cozystack.io/v1alpha1
+kind: Package
+metadata:
+  name: cozystack.cozystack-platform
+spec:
+  variant: isp-full
+  components:
+    platform:
+      values:
+        bundles:
+          enabledPackages: [cozystack.gpu-operator]
+        gpu:
+          permittedHostDevices:
+            pciHostDevices:
+              - pciVendorSelector: "10DE:2BB5"
+                resourceName: nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION
+"""
+
+
+def _new_cluster(repo: git.Repo, variant: str) -> RefDiff:
+    profile = (REPO_ROOT / "clusters" / "par1" / "gpu-profile.yaml").read_text()
+    profile = profile.replace("name: par1", "name: new1").replace("version: main", '"1.6"')
+    profile = profile.replace("variant: container", f"variant: {variant}")
+    profile = profile.replace('"1.6"', 'version: "1.6"') + "  nodes:\n    n1: container\n"
+    pr(
+        repo,
+        {"clusters/new1/gpu-profile.yaml": profile, "clusters/new1/platform.yaml": NEW_PLATFORM},
+    )
+    return diff_refs(Path(repo.working_tree_dir or ""), "base")
+
+
+def test_a_cluster_new_to_git_is_reviewed_against_its_platform_yaml(repo: git.Repo) -> None:
+    d = _new_cluster(repo, "passthrough")
+    (new1,) = d.clusters
+    assert new1.status == "added"
+    # live (platform.yaml): passthrough with an RTX PRO 6000 the profile does not list
+    (lost,) = new1.risks
+    assert (lost.kind, lost.file, lost.line, lost.ref) == (
+        "device-removed",
+        "clusters/new1/platform.yaml",
+        15,
+        "base",
+    )
+    assert "nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION" in lost.message
+    (moved,) = [w for w in new1.warnings if w.message.endswith("move it to spec.devices")]
+    assert (moved.file, moved.line) == ("clusters/new1/platform.yaml", 15)
+    assert [n.command for n in new1.nodes] == [
+        "kubectl label node n1 nvidia.com/gpu.workload.config=container --overwrite"
+    ]
+
+
+def test_a_cluster_new_to_git_switching_the_live_variant_is_warned(repo: git.Repo) -> None:
+    d = _new_cluster(repo, "container")
+    got = {r.kind: r for r in d.risks}
+    assert "variant passthrough -> container" in got["variant-switch"].message
+    assert got["variant-switch"].message.endswith(
+        "then relabel the nodes: kubectl label node n1 nvidia.com/gpu.workload.config=container "
+        "--overwrite"
+    )
+    # the live default table and the live RTX PRO 6000: every name the cluster permits today
+    assert "so 20 GPU resource name(s) are no longer permitted" in got["device-removed"].message
+
+
+def test_plain_flux_switch_to_container_says_what_flux_deletes(repo: git.Repo) -> None:
+    f = "clusters/lab1/gpu-profile.yaml"
+    pr(repo, {f: sub("variant: passthrough", "variant: container")})
+    d = diff_refs(Path(repo.working_tree_dir or ""), "base")
+    (lab1,) = d.clusters
+    removed = [c.key for c in lab1.changes if c.change == "removed"]
+    assert removed == [], "the partial KubeVirt object stays, with the wiring emptied"
+    (kv,) = [c for c in lab1.changes if c.key.kind == "KubeVirt"]
+    shown = [fc.display for fc in kv.fields]
+    assert any(
+        p.startswith("spec.configuration.permittedHostDevices.pciHostDevices") for p in shown
+    )

@@ -78,8 +78,23 @@ def test_container_hami_already_there_is_quiet(load) -> None:
     assert risks(base, head) == []
 
 
-def test_removed_cluster_has_no_warnings(load) -> None:
-    assert risks(load(COZY % "passthrough"), None) == []
+def test_removed_cluster_says_what_flux_deletes_and_what_stays(load) -> None:
+    got = risks(load(COZY % "passthrough"), None)
+    assert [(x.kind, x.ref, x.line) for x in got] == [("object-kept", "base", 7)]
+    assert got[0].message.startswith(
+        "the cluster leaves git: Package.cozystack.io cozystack.cozystack-platform leaves the "
+        "build, but it carries kustomize.toolkit.fluxcd.io/prune: disabled, so Flux does not "
+        "delete it"
+    )
+    flux = risks(load(FLUX % "passthrough" + L40S, platform=None), None)
+    deleted = [x for x in flux if x.kind != "object-kept"]
+    assert {x.kind for x in deleted} == {"gpu-operator-removed", "object-removed"}
+    assert any(
+        "Namespace gpu-operator leaves the build: Flux deletes it" in x.message for x in flux
+    )
+    (kubevirt,) = [x for x in flux if x.kind == "object-kept"]
+    assert "KubeVirt.kubevirt.io kubevirt/kubevirt" in kubevirt.message
+    assert "Flux deletes" not in kubevirt.message
 
 
 def test_standalone_container_package_pruned(load) -> None:
@@ -153,12 +168,66 @@ def test_drift_detection_warn_is_not_off(load) -> None:
 
 def test_platform_type_change(load) -> None:
     got = risks(load(COZY % "none"), load(FLUX % "none", platform=None))
-    assert [x.kind for x in got] == ["platform-version"]
+    assert [x.kind for x in got] == ["platform-version", "object-kept"]
     assert "cozystack -> flux" in got[0].message and got[0].line == 6
+    # the adopted platform Package is never deleted by Flux, and the warning says so
+    assert (
+        got[1].line == 6 and "Package.cozystack.io cozystack.cozystack-platform" in got[1].message
+    )
+    assert "Flux does not delete it" in got[1].message
 
 
 def test_flux_variant_none_loses_every_name(load) -> None:
     base = load(FLUX % "passthrough" + L40S, platform=None)
     got = risks(base, load(FLUX % "none", platform=None))
-    assert [x.kind for x in got] == ["variant-switch", "gpu-operator-removed", "device-removed"]
-    assert "nvidia.com/AD102GL_L40S" in got[2].message
+    kinds = [x.kind for x in got]
+    assert kinds[0] == "variant-switch" and kinds[-1] == "device-removed"
+    assert sorted(kinds[1:-1]) == [
+        "gpu-operator-removed",
+        "object-kept",
+        "object-removed",
+        "object-removed",
+    ]
+    assert "nvidia.com/AD102GL_L40S" in got[-1].message
+    (kubevirt,) = [x for x in got if x.kind == "object-kept"]
+    assert "keep spec.kubevirt in the profile" in kubevirt.message
+
+
+def test_flux_switch_to_container_keeps_kubevirt_and_empties_the_wiring(load) -> None:
+    kubevirt = "kubevirt: {namespace: kubevirt, name: kubevirt}\n"
+    base = load(FLUX % "passthrough" + L40S + kubevirt, platform=None)
+    head = load(FLUX % "container" + kubevirt, platform=None)
+    got = risks(base, head)
+    assert not [x for x in got if x.kind in ("object-removed", "object-kept")], got
+    key = ObjectKey("kubevirt.io", "KubeVirt", "kubevirt", "kubevirt")
+    wiring = head[1][key]["spec"]["configuration"]["permittedHostDevices"]
+    assert wiring == {"pciHostDevices": [], "mediatedDevices": []}
+    (lost,) = [x for x in got if x.kind == "device-removed"]
+    assert "nvidia.com/AD102GL_L40S" in lost.message
+
+
+def test_kept_packages_leaving_the_bundle_are_announced(load) -> None:
+    platform = PLATFORM.replace("[cozystack.external-dns]", "[cozystack.external-dns]\n")
+    base = load(COZY % "passthrough" + "hami: true\n" + "nodes: {n1: container}\n", platform)
+    head = load(COZY % "passthrough" + "nodes: {n1: container}\n", platform)
+    (r,) = risks(base, head)
+    assert r.kind == "package-kept" and r.ref == "base"
+    assert r.message.endswith(
+        "delete it by hand: kubectl delete packages.cozystack.io cozystack.hami"
+    )
+    none = risks(base, load(COZY % "none", platform))
+    assert {x.kind for x in none} >= {"package-kept", "gpu-operator-removed", "variant-switch"}
+
+
+def test_variant_switch_lists_the_relabels(load) -> None:
+    base = load(COZY % "passthrough" + "nodes: {n1: vm-passthrough, n2: vm-passthrough}\n")
+    head = load(
+        COZY % "vgpu"
+        + 'vgpu: {manager: {repository: r.example/nv, version: "1"}}\n'
+        + "nodes: {n1: vm-vgpu}\n"
+    )
+    (switch,) = [x for x in risks(base, head) if x.kind == "variant-switch"]
+    assert switch.message.endswith(
+        "then relabel the nodes: kubectl label node n1 nvidia.com/gpu.workload.config=vm-vgpu "
+        "--overwrite; kubectl label node n2 nvidia.com/gpu.workload.config-"
+    )

@@ -543,6 +543,40 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         ],
     ),
     (
+        "flux-sriov-vgpu-blackwell-inferred",
+        P(
+            FLUX
+            + "  variant: vgpu\n"
+            + MANAGER
+            + "  devices:\n    - {class: RTX PRO 6000, pciVendorSelector: '10DE:2BB5',"
+            " resourceName: nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION}\n"
+        ),
+        None,
+        [
+            f"{F}:10: error: spec.devices[0]: SR-IOV vGPU on blackwell (10DE:2BB5 is the RTX PRO "
+            "6000 Blackwell Server Edition, chip GB202GL) needs KubeVirt >= 1.9 (kubevirt#16890); "
+            "upgrade KubeVirt and set spec.kubevirt.version"
+        ],
+    ),
+    (
+        "two-mdev-creators",
+        P(
+            FLUX
+            + "  variant: vgpu\n"
+            + MANAGER.replace("}}", "}, deviceManager: true}")
+            + "  devices:\n    - {class: A100 20C, mdevNameSelector: NVIDIA A100-20C,"
+            " resourceName: nvidia.com/NVIDIA_A100-20C}\n"
+            + "  mediatedDevicesConfiguration: {mediatedDeviceTypes: [nvidia-692]}\n"
+        ),
+        None,
+        [
+            f"{F}:11: error: spec.mediatedDevicesConfiguration: two creators of mediated devices: "
+            "KubeVirt creates these types and the vGPU Device Manager (spec.vgpu.deviceManager) "
+            "creates its own, each removing the other's; keep one: set vgpu.deviceManager: false, "
+            "or mediatedDevicesConfiguration.enabled: false"
+        ],
+    ),
+    (
         "hami-without-gpu-operator",
         P(FLUX + "  variant: none\n  hami: true\n"),
         None,

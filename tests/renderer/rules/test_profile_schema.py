@@ -198,6 +198,21 @@ INVALID: list[tuple[str, str, str | None, str | None]] = [
         None,
         None,
     ),
+    (
+        "licensing-config-map-on-a-vgpu-host",
+        FLUX
+        + "  variant: vgpu\n"
+        + MANAGER.replace("}}", "}, licensing: {configMapName: lic}}")
+        + devices(A10),
+        None,
+        None,
+    ),
+    (
+        "container-with-a-kept-hami",
+        COZY + "  variant: container\n",
+        PLATFORM_OK.replace("[cozystack.external-dns]", "[cozystack.hami]"),
+        "platform.yaml",
+    ),
     ("cozystack-without-platform-yaml", COZY + "  variant: passthrough\n", None, "platform.yaml"),
     (
         "cron-range-backwards",
@@ -264,6 +279,11 @@ VALID: list[tuple[str, str, str | None]] = [
         None,
     ),
     ("null-audit", FLUX + "  variant: none\n  audit: null\n", None),
+    (
+        "licensing-config-map-on-flux-container",
+        FLUX + "  variant: container\n  vgpu: {licensing: {configMapName: lic}}\n",
+        None,
+    ),
 ]
 
 # which bad-input cases of test_bad_input.py the schema cannot see, and why
