@@ -10,7 +10,7 @@ warning says in plain words which of the two happens and what to do. Pure.
 from __future__ import annotations
 
 from kubedata.objects import KubeObject, ObjectKey
-from renderer.bases import GPU_OPERATOR_NAMESPACE, PRUNE_DISABLED
+from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE, GPU_OPERATOR_NAMESPACE, PRUNE_DISABLED
 from renderer.cozystack import GPU_OPERATOR, HAMI, packages_leaving
 
 from prbot.risk_check import RiskCheck, RiskKind, built_platform_values
@@ -85,7 +85,7 @@ def _cause(r: RiskCheck, key: ObjectKey) -> _Path:
         and r.base.profile.spec.platform.type != r.head.profile.spec.platform.type
     ):
         return ("spec", "platform", "type")
-    if key.name.startswith("gpu-gitops-audit") or key.namespace == "gpu-gitops":
+    if key.name.startswith(AUDIT_NAME) or AUDIT_NAMESPACE in (key.namespace, key.name):
         return ("spec", "audit")
     if "hami" in key.name:
         return ("spec", "hami")

@@ -27,14 +27,23 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert "baseline kubectl kustomize" in out
     assert re.search(r"ratio full / diff: [0-9.]+x", out)
     assert re.search(r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB", out)
-    assert re.search(r"no-op publish: .* GitPython index.add \(unchanged\) .* ratio [0-9.]+x", out)
+    assert re.search(
+        r"publish 5 clusters .* git add -A \+ git commit: [0-9.]+ s, .* ratio [0-9.]+x", out
+    )
+    assert re.search(r"no-op publish: .* git add -A \(unchanged\) \+ diff: .* ratio [0-9.]+x", out)
     assert re.search(r"ours \(normalize \+ fast path \+ differ\): +[0-9.]+ s", out)
     assert re.search(r"DeepDiff on normalized pairs: +[0-9.]+ s +x *[0-9.]+ ours", out)
-    audit = r"audit of 200 live objects \(\d+ desired; \d+ read in \d+ requests; \d+ findings; "
-    assert re.search(audit + r"complete=True\): [0-9.]+ s .*, peak RSS \d+ MB", out)
-    assert re.search(r"baseline list \+ DeepDiff per pair: [0-9.]+ s .*scaled.*ratio [0-9.]+x", out)
+    audit = r"audit of 200 live objects end to end \(\d+ desired read from git; \d+ live read in "
+    audit += (
+        r"\d+ requests; \d+ findings; complete=True\): [0-9.]+ s \(median of .*; desired state "
+    )
+    audit += r"read [0-9.]+ s\), peak RSS \d+ MB"
+    assert re.search(audit, out)
+    baseline = (
+        r"baseline GitPython \+ PyYAML read, list, DeepDiff per pair: [0-9.]+ s \(read [0-9.]+ s; "
+    )
+    assert re.search(baseline + r"list [0-9.]+ s; .*scaled\).*ratio [0-9.]+x", out)
     assert re.search(r"growth \d+ -> 200 objects: [0-9.]+ s -> [0-9.]+ s, ratio [0-9.]+", out)
-    assert re.search(r"rendered branch's YAML: [0-9.]+ s \(measured on \d+, scaled\)", out)
     assert "targets on 2 cores (they are for 20,000 objects; this run had 200): wall" in out
     assert re.search(r"job on ams1: exit 0, [0-9.]+ s, peak RSS \d+ MB", out)
     job = r"job on the 200-object cluster \(\d+ desired; \d+ findings; complete=True\): exit 1"

@@ -37,6 +37,7 @@ from renderer.render import render_profiles
 from renderer.validate import ClusterFiles, check_files
 
 from audit.errors import AuditError
+from audit.sources.rendered_yaml import load_files
 
 __all__ = [
     "Desired",
@@ -84,22 +85,21 @@ def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> li
     files under `<cluster>/source/` are not objects."""
     prefix = f"{cluster}/"
     source = f"{prefix}{SOURCE_DIR}/"
-    objects: list[KubeObject] = []
-    for path in sorted(files):
-        if not path.startswith(prefix) or not path.endswith((".yaml", ".yml")):
-            continue
-        if path.startswith(source):
-            continue
-        if path.rpartition("/")[2] == KUSTOMIZATION_FILE:
-            continue
-        try:
-            docs = list(yaml.load_all(files[path], Loader=yaml.CSafeLoader))
-        except yaml.YAMLError as exc:
-            raise AuditError(f"{where}:{path} is not valid YAML ({exc}); republish") from None
-        for doc in docs:
-            if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind"):
-                objects.append(doc)
-    return objects
+    paths = [
+        path
+        for path in sorted(files)
+        if path.startswith(prefix)
+        and path.endswith((".yaml", ".yml"))
+        and not path.startswith(source)
+        and path.rpartition("/")[2] != KUSTOMIZATION_FILE
+    ]
+    parsed = load_files({path: files[path] for path in paths}, where)
+    return [
+        doc
+        for path in paths
+        for doc in parsed[path]
+        if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind")
+    ]
 
 
 def _metadata(files: Mapping[str, bytes], cluster: str) -> Metadata | None:

@@ -231,3 +231,13 @@ def test_variant_switch_lists_the_relabels(load) -> None:
         "then relabel the nodes: kubectl label node n1 nvidia.com/gpu.workload.config=vm-vgpu "
         "--overwrite; kubectl label node n2 nvidia.com/gpu.workload.config-"
     )
+
+
+def test_dropping_the_audit_job_points_at_spec_audit(load) -> None:
+    audit = "audit: {image: ghcr.io/example/gpu-gitops:0.1.0}\n"
+    base = load(FLUX % "container" + audit, platform=None)
+    got = risks(base, load(FLUX % "container", platform=None))
+    assert got and {x.kind for x in got} == {"object-removed"}
+    assert {(x.ref, x.line) for x in got} == {("base", 8)}, "the audit line of the base profile"
+    (ns,) = [x for x in got if x.message.startswith("Namespace gpu-gitops ")]
+    assert "Flux deletes it from the cluster" in ns.message and "everything in it" in ns.message
