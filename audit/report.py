@@ -47,6 +47,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "comparison": f.comparison,
         "attributed": f.attributed,
         "fix": f.fix,
+        "id": f.id,
     }
     if f.details:
         out["details"] = list(f.details)
@@ -135,6 +136,7 @@ def render_text(result: AuditResult) -> str:
         lines += ["", f"{severity.upper()} ({len(group)})"]
         for f in group:
             lines.append(f"  {f.type:<9} {f.object}  {f.path or ''}".rstrip())
+            lines.append(f"    id: {f.id}")
             lines.append(f"    {f.message}")
             if f.type in ("modified", "added", "removed") and not f.details:
                 lines.append(f"    desired: {_short(f.desired)}")
@@ -191,7 +193,10 @@ def render_markdown(result: AuditResult) -> str:
             )
         out += ["", "<details><summary>Details and fixes</summary>", ""]
         for f in result.findings:
-            out.append(f"- **{f.severity}** {f.type} `{_md(str(f.object))}` `{f.path or '/'}`: ")
+            out.append(
+                f"- **{f.severity}** {f.type} `{_md(str(f.object))}` `{f.path or '/'}` "
+                f"(id `{f.id}`): "
+            )
             out.append(f"  {_md(f.message)}")
             if f.type in ("modified", "added", "removed") and not f.details:
                 out.append(f"  desired {_code(f.desired)}, live {_code(f.live)}")

@@ -28,6 +28,7 @@ import time
 
 import git
 import httpx
+from kubedata.budget import Budget
 from kubedata.objects import KubeObject, ObjectKey
 
 from audit.checks.flux import find_kustomization
@@ -118,6 +119,7 @@ def audit_cluster(
     ref: str | None = None,
     http: httpx.Client | None = None,
     now: float | None = None,
+    budget: Budget | None = None,
 ) -> AuditResult:
     """Find the desired state (checkout, else the Flux artifact), then audit."""
     ks = find_kustomization(live, cluster)
@@ -125,7 +127,7 @@ def audit_cluster(
     if repo is not None:
         desired = desired_from_repo(repo, cluster, applied_revision=applied, ref=ref)
     else:
-        desired = desired_from_artifact(live, ks, cluster, applied, http)
+        desired = desired_from_artifact(live, ks, cluster, applied, http, budget)
     return audit(desired, live, ks, now)
 
 
@@ -135,6 +137,7 @@ def desired_from_artifact(
     cluster: str,
     applied: str | None,
     http: httpx.Client | None,
+    budget: Budget | None = None,
 ) -> Desired:
     """In a cluster: the rendered tree from source-controller's artifact of the Kustomization's
     GitRepository."""
@@ -154,7 +157,7 @@ def desired_from_artifact(
     if repo_obj is None:
         raise AuditError(f"GitRepository {key.namespace}/{key.name} of {ns_name(ks)} not found")
     url, digest, revision = artifact_of(repo_obj)
-    files = read_tarball(download_artifact(url, digest, http))
+    files = read_tarball(download_artifact(url, digest, http, budget=budget))
     path = str((ks.get("spec") or {}).get("path") or f"./{cluster}")
     if applied and parse_revision(applied)[1] == parse_revision(revision)[1]:
         return desired_from_files(files, cluster, path, applied, "flux-applied")

@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "gpu_gitops.cli_audit",
         "Compare a live cluster with git: who changed what, and will anything revert it.",
     ),
+    "adopt": (
+        "gpu_gitops.cli_adopt",
+        "Keep live drift: put what the audit found into the profile, on a branch for review.",
+    ),
     "import": (
         "gpu_gitops.cli_import",
         "Write clusters/<name>/platform.yaml from the live platform Package.",
@@ -64,7 +68,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # Errors raised on purpose, by the module defining them: one line, exit 2. Looked up among the
 # modules already loaded, never imported here: such an error exists only if its command loaded it.
-_EXPECTED_ERRORS = (("audit.errors", "AuditError"),)
+_EXPECTED_ERRORS = (("audit.errors", "AuditError"), ("adopt.errors", "AdoptError"))
 
 
 def _parser(chosen: str | None) -> argparse.ArgumentParser:

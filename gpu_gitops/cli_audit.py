@@ -7,16 +7,20 @@ failed is never reported as clean; the report is still printed).
 from __future__ import annotations
 
 import argparse
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import git
 
-from audit.errors import AuditError
-from audit.kube.api import KubeApi
+from audit.errors import AuditError, IncompleteReadError, KubeApiError
+from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
 from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.metrics import PushError, push_metrics
 from audit.report import FORMATS, render_report
+from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
@@ -25,7 +29,9 @@ from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
 
-__all__ = ["cmd_audit", "define_audit"]
+__all__ = ["add_live_args", "cmd_audit", "define_audit", "live_source", "run_audit"]
+
+T = TypeVar("T")
 
 
 def _repo(args: argparse.Namespace) -> git.Repo | None:
@@ -42,34 +48,60 @@ def _repo(args: argparse.Namespace) -> git.Repo | None:
         ) from None
 
 
-def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+def live_source(args: argparse.Namespace) -> str:
+    """Where the live state of a run is read, in words (adopt's commit names it)."""
+    if args.snapshot is not None:
+        return f"snapshot {args.snapshot}"
+    if args.in_cluster and not args.kubeconfig:
+        return f"cluster {args.cluster} (in-cluster service account)"
+    context = f"context {args.context}" if args.context else "the current context"
+    kubeconfig = f" of {args.kubeconfig}" if args.kubeconfig else ""
+    return f"cluster {args.cluster} ({context}{kubeconfig})"
+
+
+def run_audit(
+    args: argparse.Namespace, console: Console, then: Callable[[AuditResult, Live], T]
+) -> T:
+    """Audit the cluster the live-state options name, and hand the result and the live state
+    (still connected) to `then`."""
     check_cluster_name(args.cluster)
     if args.snapshot is not None and (args.kubeconfig or args.context or args.in_cluster):
         raise AuditError(
             "--snapshot reads a folder: leave out --kubeconfig, --context, --in-cluster"
         )
-    problem = url_problem(args.pushgateway) if args.pushgateway is not None else None
-    if problem:
-        raise AuditError(f"--pushgateway: {problem}")
     repo = _repo(args)
     if args.snapshot is not None:
         live = Live(SnapshotReader(load_snapshot(args.snapshot), empty_lists(args.snapshot)))
-        result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
+        return then(audit_cluster(args.cluster, live, repo=repo, ref=args.ref), live)
+    if args.in_cluster and not args.kubeconfig:
+        config = load_in_cluster_config()
     else:
-        if args.in_cluster and not args.kubeconfig:
-            config = load_in_cluster_config()
-        else:
-            config = load_cluster_config(args.kubeconfig, args.context)
-        for warning in config.warnings:
-            console.problem(f"gpu-gitops: warning: {warning}")
-        with KubeApi(config) as api:
-            live = Live(ApiReader(api))
-            result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref)
+        config = load_cluster_config(args.kubeconfig, args.context)
+    for warning in config.warnings:
+        console.problem(f"gpu-gitops: warning: {warning}")
+    budget = audit_budget(args.deadline)
+    with KubeApi(config, budget=budget) as api:
+        live = Live(ApiReader(api))
+        try:
+            result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref, budget=budget)
+        except (KubeApiError, IncompleteReadError) as exc:
+            # nothing more can be read (401, or no desired state): still a report, which
+            # says incomplete, so the nightly job's metrics say so too
+            result = AuditResult(args.cluster, "", "", problems=[*live.problems, str(exc)])
+            result.timestamp = time.time()
+        return then(result, live)
+
+
+def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+    problem = url_problem(args.pushgateway) if args.pushgateway is not None else None
+    if problem:
+        raise AuditError(f"--pushgateway: {problem}")
+    result = run_audit(args, console, lambda result, _: result)
     console.data(render_report(result, args.output))
     if not result.complete:
         console.problem(
             f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
-            f"{len(result.problems)} read(s) failed"
+            f"{len(result.problems)} problem(s), listed in the report"
         )
     if args.pushgateway:
         try:
@@ -92,6 +124,19 @@ gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl
 gpu-gitops audit --cluster ams1 --in-cluster --pushgateway http://pgw:9091   # the nightly job
 exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     )
+    add_live_args(p)
+    p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
+    p.add_argument(
+        "--pushgateway",
+        metavar="URL",
+        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster)",
+    )
+    add_repo_arg(p)
+    return cmd_audit
+
+
+def add_live_args(p: argparse.ArgumentParser) -> None:
+    """--cluster and the options that say where and how the live state is read (audit, adopt)."""
     p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
     p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
@@ -111,11 +156,11 @@ exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
         metavar="REF",
         help="audit against the profiles at REF, built in memory (default: what Flux applied)",
     )
-    p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
     p.add_argument(
-        "--pushgateway",
-        metavar="URL",
-        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster)",
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help="give up reading after this long and report the audit incomplete "
+        f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
     )
-    add_repo_arg(p)
-    return cmd_audit

@@ -1,5 +1,6 @@
 """`gpu-gitops demo`: the whole loop on the built-in example clusters, offline: validate, render,
-build, publish the rendered branch, then audit built-in snapshots of two live clusters."""
+build, publish the rendered branch, audit built-in snapshots of two live clusters, and adopt one
+hand edit into a profile on a branch."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ from pathlib import Path
 import git
 
 import audit
+from adopt.run import prepare, write_branch
 from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.report import render_report
+from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import Live, SnapshotReader
+from gpu_gitops.cli_adopt import report_plan
 from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
 from renderer.build import build_overlays
@@ -146,6 +150,33 @@ def audit_snapshots(root: Path, repo: git.Repo, console: Console) -> None:
                 status["lastAppliedRevision"] = f"rendered@sha1:{tip}"
         console.data(f"\n=== audit of the built-in snapshot of {folder.name} ===\n")
         result = audit_cluster(
-            folder.name, Live(SnapshotReader(objects, empty_lists(folder))), repo=repo
+            folder.name,
+            Live(SnapshotReader(objects, empty_lists(folder))),
+            repo=repo,
+            now=_DEMO_TIME,
         )
         console.data(render_report(result, "text"))
+        if folder.name == _ADOPTED[0]:
+            adopt_one(repo, result, console)
+
+
+_DEMO_TIME = 1_767_225_600.0
+"""_DEMO_DATE as Unix time: the audit time the demo's adopt commit names."""
+_ADOPTED = ("ams1", "KubeVirt", "/spec/configuration/permittedHostDevices/pciHostDevices")
+"""The drift the demo keeps: the RTX PRO 6000 Workstation added to ams1 by `kubectl edit`."""
+
+
+def adopt_one(repo: git.Repo, result: AuditResult, console: Console) -> None:
+    """`gpu-gitops adopt --finding ID` on the hand-added device: the profile diff and the branch."""
+    cluster, kind, path = _ADOPTED
+    finding = next(f for f in result.findings if (f.object.kind, f.path) == (kind, path))
+    console.data(
+        f"\n=== gpu-gitops adopt --cluster {cluster} --finding {finding.id} "
+        "(keep the hand-added device in git) ===\n"
+    )
+    prepared = prepare(repo, result, {}, [finding.id])
+    report_plan(prepared, console)
+    console.data(prepared.diff)
+    written = write_branch(repo, prepared, f"the built-in snapshot of {cluster}", result.timestamp)
+    # no commit id here: it changes with every example profile, and the output must not
+    console.data(f"branch {written.branch}: one commit on main, ready for review\n")

@@ -1,11 +1,13 @@
-"""Kubernetes objects as plain dicts, the key that identifies one, and JSON pointers into one."""
+"""Kubernetes objects as plain dicts, the key that identifies one, JSON pointers into one, and the
+canonical JSON that tells equal values apart from unequal ones."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-__all__ = ["KubeObject", "ObjectKey", "json_pointer", "key_of"]
+__all__ = ["KubeObject", "ObjectKey", "canonical", "json_pointer", "key_of"]
 
 KubeObject = dict[str, Any]
 
@@ -40,3 +42,9 @@ def key_of(obj: KubeObject) -> ObjectKey:
 def json_pointer(parts: Iterable[str | int]) -> str:
     """RFC 6901 pointer."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def canonical(value: Any) -> str:
+    """Canonical JSON: equal values, equal strings (map key order never matters, `true` is not
+    `1`)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -12,9 +12,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from kubedata.diff import Item
 from renderer.yaml_io import dump_yaml
 
-from prbot.diff import FieldChange, ListKey, ObjectChange
+from prbot.diff import FieldChange, ObjectChange
 from prbot.nodes import NodeChange
 from prbot.refdiff import ClusterDiff, RefDiff
 
@@ -52,7 +53,7 @@ def _type_name(value: Any) -> str:
 
 def _entry_word(fc: FieldChange) -> str:
     last = fc.path[-1] if fc.path else ""
-    return "list entry" if isinstance(last, (int, ListKey)) else "map entry"
+    return "list entry" if isinstance(last, (int, Item)) else "map entry"
 
 
 def _entries(n: int) -> str:

@@ -1,4 +1,5 @@
-"""The PR bot's only network I/O: one sticky issue comment through GitHub's REST API (httpx).
+"""The PR bot's only network I/O: one sticky issue comment through GitHub's REST API (httpx); and
+the pull request `adopt` opens (found again by its branch, updated in place or created).
 
 The comment is found again by a hidden marker *and* its author (the marker alone could be quoted by
 anyone), then updated in place or created. Requests are retried under the one policy of
@@ -230,35 +231,83 @@ class GitHub:
                 return c
         return None
 
-    def upsert_comment(
-        self, owner: str, repo: str, number: int, body: str, marker: str, author: str
+    def _upsert(
+        self,
+        find: Callable[[], dict[str, Any] | None],
+        update: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]],
+        create: tuple[str, dict[str, Any]],
+        id_field: str,
+        what: str,
     ) -> Posted:
-        """Update the earlier comment in place, or create one. `body` must start with `marker`."""
+        """PATCH what `find` finds, else POST `create`; a failed POST is never repeated blindly:
+        `find` runs again first, so one that was created anyway is updated, not duplicated."""
 
         def attempt(n: int) -> Posted | Retry:
-            found = self.find_comment(owner, repo, number, marker, author)
+            found = find()
             if found is not None:
-                cid = int(found["id"])
-                r = self.request(
-                    "PATCH", f"/repos/{owner}/{repo}/issues/comments/{cid}", {"body": body}
-                )
-                return Posted("updated", cid, str(_json(r).get("html_url", "")))
+                path, body = update(found)
+                r = self.request("PATCH", path, body)
+                return Posted("updated", int(found[id_field]), str(_json(r).get("html_url", "")))
             try:
-                r = self.request(
-                    "POST",
-                    f"/repos/{owner}/{repo}/issues/{number}/comments",
-                    {"body": body},
-                    retry_5xx=False,
-                )
+                r = self.request("POST", create[0], create[1], retry_5xx=False)
             except _Unsure as exc:
-                return Retry(exc.why)  # list again first: the comment may exist now
+                return Retry(exc.why)  # find again first: it may exist now
             data = _json(r)
-            return Posted("created", int(data.get("id", 0)), str(data.get("html_url", "")))
+            return Posted("created", int(data.get(id_field, 0)), str(data.get("html_url", "")))
 
         try:
             return with_retries(self.retry, attempt, sleep=self.sleep, rng=self.rng)
         except RetriesExhausted as exc:
-            raise GitHubError(f"creating the comment {exc}; try again later") from None
+            raise GitHubError(f"creating the {what} {exc}; try again later") from None
+
+    def upsert_comment(
+        self, owner: str, repo: str, number: int, body: str, marker: str, author: str
+    ) -> Posted:
+        """Update the earlier comment in place, or create one. `body` must start with `marker`."""
+        return self._upsert(
+            lambda: self.find_comment(owner, repo, number, marker, author),
+            lambda c: (f"/repos/{owner}/{repo}/issues/comments/{int(c['id'])}", {"body": body}),
+            (f"/repos/{owner}/{repo}/issues/{number}/comments", {"body": body}),
+            "id",
+            "comment",
+        )
+
+    # --- the adopt pull request ------------------------------------------------------------------
+
+    def find_pull(self, owner: str, repo: str, branch: str) -> dict[str, Any] | None:
+        """The open pull request from `branch` of this repository, if any."""
+        response = self.request(
+            "GET", f"/repos/{owner}/{repo}/pulls?state=open&head={owner}:{branch}&per_page=100"
+        )
+        pulls = _json(response)
+        if not isinstance(pulls, list):
+            raise GitHubError(f"GET /repos/{owner}/{repo}/pulls: expected a list of pull requests")
+        return next(
+            (
+                p
+                for p in pulls
+                if isinstance(p, dict) and (p.get("head") or {}).get("ref") == branch
+            ),
+            None,
+        )
+
+    def upsert_pull(
+        self, owner: str, repo: str, branch: str, base: str, title: str, body: str
+    ) -> Posted:
+        """Update the open pull request from `branch`, or open one: never two for one branch."""
+        return self._upsert(
+            lambda: self.find_pull(owner, repo, branch),
+            lambda p: (
+                f"/repos/{owner}/{repo}/pulls/{int(p['number'])}",
+                {"title": title, "body": body},
+            ),
+            (
+                f"/repos/{owner}/{repo}/pulls",
+                {"title": title, "head": branch, "base": base, "body": body},
+            ),
+            "number",
+            "pull request",
+        )
 
 
 def _json(response: httpx.Response) -> Any:

@@ -102,7 +102,9 @@ def removed_object_risks(r: RiskCheck, cluster_removed: bool = False) -> None:
             kind: RiskKind = "object-kept"
             message = (
                 f"{key} leaves the build, but it carries kustomize.toolkit.fluxcd.io/prune: "
-                f"disabled, so Flux does not delete it: it stays live as last applied{_kept(key)}"
+                "disabled, so Flux does not delete it (provided Flux has applied it with that "
+                "annotation before this merge: check kubectl get -o yaml): it stays live as last "
+                f"applied{_kept(key)}"
             )
         else:
             kind, message = _deleted(r, key)

@@ -176,7 +176,8 @@ def _audit_job() -> dict[str, KubeObject]:
         # exit 2 (incomplete: API or network trouble) is retried once; exit 1 ("drift found")
         # fails the Job at once, with no retry pod; an eviction (node drain) does not count.
         "backoffLimit": 1,
-        "activeDeadlineSeconds": 1800,
+        # two runs of at most --deadline (audit/kube/api.py DEFAULT_DEADLINE, 900 s) each
+        "activeDeadlineSeconds": 3600,
         "podFailurePolicy": {
             "rules": [
                 {

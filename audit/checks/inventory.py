@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubedata.diff import show_path
 from kubedata.objects import KubeObject, ObjectKey, json_pointer, key_of
 
 from audit.checks.flux import is_suspended, operator_generated
@@ -19,7 +20,7 @@ from audit.checks.releases_vs_live import release_objects
 from audit.findings.attribute import managed_entries, owned_fields
 from audit.findings.classify import Controller
 from audit.findings.collect import Findings
-from audit.findings.finding import Finding, FindingType, ObjectRef, show_segments
+from audit.findings.finding import Finding, FindingType, ObjectRef
 from audit.findings.severity import is_gpu_object
 from audit.kinds import (
     CLUSTER_POLICY,
@@ -40,7 +41,9 @@ __all__ = ["inventory", "inventory_ids", "ownership", "suspended"]
 
 def inventory(state: AuditState) -> None:
     live, findings = state.live, state.findings
-    desired_keys = {live_key(o) for o in state.desired.objects}
+    # what the profile's wiring predicts is owned too: a kept Package the profile asks for again
+    # is rendered by the platform release's next upgrade, not left behind
+    desired_keys = {live_key(o) for o in (*state.desired.objects, *state.expected.objects)}
     inventories = inventory_ids(live.list(*KUSTOMIZATION))
     ours = ns_name(state.kustomization) if state.kustomization else None
     # Packages exist on Cozystack only; the job's RBAC grants them there only (audit_rbac)
@@ -97,7 +100,7 @@ def hand_edited_spec(findings: Findings, hr: KubeObject) -> None:
             controller = Controller("operator", name="cozystack-operator")
             findings.add(findings.finish(finding, controller, [entry], hr, path))
             finding.message = (
-                f"{show_segments(path)} of an operator-generated HelmRelease was edited by "
+                f"{show_path(path)} of an operator-generated HelmRelease was edited by "
                 f"{entry.public}; the Cozystack operator rewrites the spec from its Package at "
                 "its next reconcile (transient): change the Package, or the profile, instead"
             )

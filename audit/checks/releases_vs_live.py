@@ -18,6 +18,7 @@ from audit.checks.flux import helm_release_controllers
 from audit.compare.pairs import compare_objects
 from audit.errors import ReleaseDecodeError
 from audit.findings.classify import Controller
+from audit.findings.finding import ObjectRef
 from audit.findings.severity import is_gpu_object
 from audit.kinds import CLUSTER_POLICY, HELM_RELEASE, KUBEVIRT, PACKAGE, in_namespace, live_key
 from audit.sources.helm_release import HelmRelease, decode_release, newest_deployed
@@ -130,11 +131,31 @@ def compare_releases(state: AuditState) -> None:
                 if key not in live.unread:
                     findings.add(findings.missing(obj, ctrl, "release"))
                 continue
+            # Where the profile changed what the release renders and live already holds the new
+            # value (a hand edit kept in the profile by `adopt`), the next upgrade rewrites it
+            # unchanged: a rollout the release has not caught up with, not drift.
+            off_profile = (
+                {
+                    c.pointer
+                    for c in compare_objects(expected, live_obj, state.expected.scopes.get(key))
+                    if c.kind != "reordered"
+                }
+                if render_changes and expected is not None
+                else set()
+            )
             compared = state.compared.setdefault(key, set())
             context = (
                 f"Release {release.namespace}/{release.name} revision {release.revision}, "
                 f"applied {release.apply_method}: "
             )
             for change in compare_objects(obj, live_obj):
-                compared.add(change.pointer)
+                if change.kind != "reordered":  # an order that means nothing is no difference
+                    compared.add(change.pointer)
+                if change.pointer in render_changes and change.pointer not in off_profile:
+                    state.notes.append(
+                        f"{ObjectRef.of(live_obj)} {change.pointer} is already what the profile "
+                        f"asks for; release {release.namespace}/{release.name} renders it at its "
+                        "next upgrade"
+                    )
+                    continue
                 findings.add(findings.from_change(change, live_obj, ctrl, "release", context))

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from kubedata.diff import show_path
 from kubedata.objects import ObjectKey
 
 from audit.checks.flux import kustomization_controller
 from audit.checks.wiring import cozystack_wiring, flux_wiring
 from audit.compare.pairs import compare_objects
 from audit.findings.classify import Controller
-from audit.findings.finding import Finding, show_segments
+from audit.findings.finding import Finding
 from audit.kinds import live_key
 from audit.sources.state import AuditState
 
@@ -92,7 +93,7 @@ def pending(finding: Finding, platform: str) -> None:
     if platform == "flux":
         finding.revert, finding.revert_release = "never", None
         finding.message = (
-            f"{show_segments(finding.segments)}: the profile implies a different value than "
+            f"{show_path(finding.segments)}: the profile implies a different value than "
             "the rendered state Flux applies; nothing changes the cluster until the profile "
             "is published (gpu-gitops publish)"
         )
@@ -100,7 +101,7 @@ def pending(finding: Finding, platform: str) -> None:
     release = "/".join(_wiring_release(finding.object.kind))
     finding.revert, finding.revert_release = "next-upgrade", release
     finding.message = (
-        f"{show_segments(finding.segments)}: live is what the current release renders, but "
+        f"{show_path(finding.segments)}: live is what the current release renders, but "
         f"the profile implies another value; it changes at the next upgrade of {release} "
         "once Flux has applied the platform Package"
     )

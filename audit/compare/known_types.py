@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kubedata.diff import ATOMIC, ListRule
+
 from audit.compare.patterns import Pattern, compile_pattern
 
 __all__ = [
@@ -25,7 +27,6 @@ __all__ = [
     "SERVER_METADATA",
     "SERVER_POPULATED",
     "Default",
-    "ListRule",
     "declared_empty_is_a_value",
     "is_injected",
     "list_rule",
@@ -90,23 +91,6 @@ def is_injected(key: str, table: tuple[str, ...]) -> bool:
 # -- lists ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ListRule:
-    """How a list is compared.
-
-    keys: item identity fields (listType=map); None for scalar or unkeyed lists.
-    atomic: server-side apply owns the list as one value: a difference is reported on the list,
-      never on an item (x-kubernetes-list-type: atomic, and every unmarked CRD list).
-    ordered: whether order carries meaning; an order-only change of an unordered list is noise.
-    """
-
-    keys: tuple[str, ...] | None = None
-    atomic: bool = True
-    ordered: bool = True
-    key_defaults: tuple[tuple[str, Any], ...] = ()
-
-
-ATOMIC = ListRule()
 _MAP_NAME = ListRule(keys=("name",), atomic=False, ordered=False)
 _SET = ListRule(keys=None, atomic=False, ordered=False)
 
@@ -158,14 +142,15 @@ def _ports(items: list[Any]) -> ListRule:
 LIST_RULES["ports"] = _ports
 
 
-def list_rule(field: str, desired: list[Any], live: list[Any]) -> ListRule:
-    """The rule for a list named `field`; every unknown list is atomic and ordered (SSA default)."""
-    rule = LIST_RULES.get(field, ATOMIC)
+def list_rule(name: str, before: list[Any], after: list[Any]) -> ListRule:
+    """The rule for a list named `name` (desired before, live after); every unknown list is
+    atomic and ordered (SSA default)."""
+    rule = LIST_RULES.get(name, ATOMIC)
     if callable(rule):
-        rule = rule(desired or live)
+        rule = rule(before or after)
     if rule.keys is not None:
         defaults = dict(rule.key_defaults)
-        for item in (*desired, *live):
+        for item in (*before, *after):
             if not isinstance(item, dict) or any(
                 k not in item and k not in defaults for k in rule.keys
             ):

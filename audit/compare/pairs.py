@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kubedata.objects import KubeObject
+from kubedata.diff import Change
+from kubedata.objects import KubeObject, canonical
 
-from audit.compare.differ import Change, canonical, compare_normalized
+from audit.compare.differ import compare_normalized
 from audit.compare.known_types import (
     ALWAYS_DROPPED_ANNOTATIONS,
     EMPTY_MAP_IS_A_VALUE,
@@ -26,7 +27,7 @@ from audit.compare.known_types import (
 from audit.compare.normalize import normalize
 from audit.compare.patterns import Pattern
 
-__all__ = ["Change", "canonical", "compare_normalized", "compare_objects", "unchanged"]
+__all__ = ["compare_normalized", "compare_objects", "unchanged"]
 
 
 _LIVE_ONLY_METADATA = frozenset({*SERVER_METADATA, "ownerReferences", "finalizers"})

@@ -22,9 +22,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubedata.diff import Item, Segment, SetValue
 from kubedata.objects import KubeObject
 
-from audit.findings.finding import Item, Manager, Segment, SetValue
+from audit.findings.finding import Manager
 
 __all__ = ["Attribution", "ManagedEntry", "attribute", "managed_entries", "owned_fields"]
 

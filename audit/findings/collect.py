@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubedata.diff import Change, show_path
 from kubedata.objects import KubeObject, json_pointer
 
 from audit.compare.defaults import is_known_default
-from audit.compare.differ import Change
 from audit.findings.attribute import Attribution, ManagedEntry, attribute, managed_entries
 from audit.findings.classify import Controller, classify, is_gitops_or_operator
 from audit.findings.finding import (
@@ -22,7 +22,6 @@ from audit.findings.finding import (
     Finding,
     FindingType,
     ObjectRef,
-    show_segments,
 )
 from audit.findings.provenance import ProfileContext, explain
 from audit.findings.redact import scrub
@@ -94,14 +93,14 @@ class Findings:
         entries = managed_entries(live_obj)
         added = change.kind == "added"
         attribution = (
-            attribute(entries, change.segments, within=change.live)
+            attribute(entries, change.segments, within=change.after)
             if added
             else attribute(entries, change.segments)
         )
         if added and not attribution.attributed:
             ref = ObjectRef.of(live_obj)
             if attribution.has_managed_fields or is_known_default(
-                ref.group, ref.kind, change.field_path, change.live
+                ref.group, ref.kind, change.field_path, change.after
             ):
                 # live-only, and no manager wrote it: the API server's defaulting did (or, with
                 # no managedFields to tell, it is what some version of the CRD defaults there)
@@ -118,8 +117,8 @@ class Findings:
             object=ObjectRef.of(live_obj),
             path=change.pointer,
             segments=change.segments,
-            desired=change.desired,
-            live=change.live,
+            desired=change.before,
+            live=change.after,
             comparison=comparison,
             managers=[e.public for e in attribution.managers],
             attributed=attribution.attributed,
@@ -211,7 +210,7 @@ def _hand_wiring(change: Change, live_obj: KubeObject, attribution: Attribution)
 
 def message(finding: Finding, context: str, why: str) -> str:
     """What happened, by whom, and why it is (not) reverted."""
-    where = show_segments(finding.segments) or "the object"
+    where = show_path(finding.segments) or "the object"
     owners = ", ".join(str(m) for m in finding.managers)
     by = f" by {owners}" if owners else ""
     verb = {

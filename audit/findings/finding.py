@@ -7,28 +7,27 @@ into the live object (into the desired one when the live side lacks it), for peo
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kubedata.diff import Segment
 from kubedata.objects import KubeObject, ObjectKey
 
 __all__ = [
     "FINDING_TYPES",
+    "ID_LENGTH",
     "REVERTS",
     "SEVERITIES",
     "Comparison",
     "Finding",
     "FindingType",
-    "Item",
     "Manager",
     "ObjectRef",
     "Revert",
-    "Segment",
-    "SetValue",
     "Severity",
     "Source",
-    "show_segments",
 ]
 
 FindingType = Literal["modified", "added", "removed", "missing", "orphan", "suspended", "unmanaged"]
@@ -47,40 +46,8 @@ FINDING_TYPES: tuple[FindingType, ...] = (
 )
 SEVERITIES: tuple[Severity, ...] = ("high", "medium", "low", "info")
 REVERTS: tuple[Revert, ...] = ("next-reconcile", "next-upgrade", "never", "unknown")
-
-
-@dataclass(frozen=True)
-class Item:
-    """An item of a keyed list (listType=map), named by its key fields: `k:{...}` in FieldsV1."""
-
-    keys: tuple[tuple[str, Any], ...]
-
-    def __str__(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in self.keys)
-
-
-@dataclass(frozen=True)
-class SetValue:
-    """An item of a set list (listType=set), named by its value: `v:...` in FieldsV1."""
-
-    value: Any
-
-    def __str__(self) -> str:
-        return json.dumps(self.value)
-
-
-Segment = str | int | Item | SetValue
-
-
-def show_segments(segments: tuple[Segment, ...]) -> str:
-    """A readable path: `spec.template.spec.containers[name=app].image`."""
-    out = ""
-    for seg in segments:
-        if isinstance(seg, str):
-            out += f".{seg}" if out else seg
-        else:
-            out += f"[{seg}]"
-    return out
+ID_LENGTH = 10
+"""Hex digits of a finding id: a cluster has tens of findings, so collisions are not a concern."""
 
 
 @dataclass(frozen=True)
@@ -199,3 +166,12 @@ class Finding:
             json.dumps(self.desired, sort_keys=True, default=str),
             json.dumps(self.live, sort_keys=True, default=str),
         )
+
+    @property
+    def id(self) -> str:
+        """Stable name of this drift for `gpu-gitops adopt --finding`: a digest of its identity
+        (object, path, type and the redacted values), so the same drift has the same id on every
+        run and any change of it (a new value, another path) a new one."""
+        key, path, ftype, desired, live = self.identity
+        text = "\0".join((key.group, key.kind, key.namespace, key.name, path, ftype, desired, live))
+        return hashlib.sha256(text.encode()).hexdigest()[:ID_LENGTH]

@@ -1,34 +1,26 @@
 """Secrets never leave the auditor: Secret data and Helm release values become digests.
 
-A redacted value is `{"redacted": "sha256:<hex>"}` (DESIGN §6), the SHA-256 of the value's
-canonical JSON, so equal values still compare equal across runs and reports. Redaction happens
-when a finding is made, before any report sees it, so no output format can leak what it never got.
+Which fields are secret is this module's table; what a secret becomes is the one redaction digest
+of kubedata.redact (`{"redacted": "sha256:<hex>"}`, DESIGN §6), the same `diff` shows, so equal
+values compare equal across runs, reports and products. Redaction happens when a finding is made,
+before any report sees it, so no output format can leak what it never got.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
+
+from kubedata.redact import digest
 
 from audit.compare.patterns import Pattern, compile_pattern
 
-__all__ = ["SENSITIVE", "digest", "is_redacted", "scrub", "sensitive_paths"]
+__all__ = ["SENSITIVE", "scrub", "sensitive_paths"]
 
 SENSITIVE: dict[tuple[str, str], tuple[Pattern, ...]] = {
     ("", "Secret"): (compile_pattern("data"), compile_pattern("stringData")),
     # values can carry passwords and tokens (they are what a release Secret's `config` stores)
     ("helm.toolkit.fluxcd.io", "HelmRelease"): (compile_pattern("spec/values"),),
 }
-
-
-def digest(value: Any) -> dict[str, str]:
-    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return {"redacted": "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()}
-
-
-def is_redacted(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"redacted"}
 
 
 def sensitive_paths(group: str, kind: str) -> tuple[Pattern, ...]:

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+from kubedata.budget import Budget, OverBudget
 from kubedata.errors import RetriesExhausted
 from kubedata.objects import KubeObject, ObjectKey
 from kubedata.retry import TRANSIENT_STATUS, Retry, RetryPolicy, retry_after, with_retries
@@ -36,9 +37,38 @@ from audit.kube.auth import build_auth, build_ssl_context
 from audit.kube.discovery import ApiResource, Discovery
 from audit.kube.kubeconfig import ClusterConfig
 
-__all__ = ["DEFAULT_TIMEOUT", "KubeApi", "decode_json", "paused_gc"]
+__all__ = [
+    "DEFAULT_DEADLINE",
+    "DEFAULT_TIMEOUT",
+    "MAX_PAGES",
+    "MAX_READ_BYTES",
+    "MAX_RESPONSE_BYTES",
+    "KubeApi",
+    "audit_budget",
+    "decode_json",
+    "paused_gc",
+]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+DEFAULT_DEADLINE = 900.0
+"""Seconds an audit may spend reading (--deadline). The nightly Job's activeDeadlineSeconds
+(3600) leaves room for its retries and for printing the report."""
+MAX_WAIT = 300.0
+"""Seconds of backoff and Retry-After an audit may spend waiting in all."""
+MAX_RESPONSE_BYTES = 32 << 20
+"""One answer: a page of 500 objects is a few MB."""
+MAX_READ_BYTES = 128 << 20
+"""All answers of one audit: 20,000 objects with managedFields are ~25 MB; decoded, JSON takes
+about three times its size, so this keeps an audit against an endless server under 500 MB."""
+MAX_PAGES = 1000
+"""Pages of one list: 500,000 objects at limit=500."""
+
+
+def audit_budget(seconds: float = DEFAULT_DEADLINE) -> Budget:
+    """The budget of one audit's reads."""
+    return Budget(seconds, max_wait=min(MAX_WAIT, seconds / 2), max_bytes=MAX_READ_BYTES)
+
+
 USER_AGENT = "gpu-gitops-audit/0.1"
 
 Objects = builtins.list[KubeObject]
@@ -73,15 +103,37 @@ def decode_json(body: bytes, pause_gc: bool = True) -> Any:
         return json.loads(body)
 
 
-def _status(response: httpx.Response) -> tuple[str, str]:
+def _status(response: httpx.Response, content: bytes) -> tuple[str, str]:
     """(reason, message) of a Status body; the HTTP reason phrase when the body is not one."""
     try:
-        body = response.json()
+        body = json.loads(content)
     except ValueError:
         body = None
     if isinstance(body, dict) and body.get("kind") == "Status":
         return str(body.get("reason") or response.reason_phrase), str(body.get("message") or "")
     return response.reason_phrase, ""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_body(response: httpx.Response, budget: Budget) -> bytes:
+    """The body, bounded: MAX_RESPONSE_BYTES for this answer, the budget's bytes and deadline
+    for the command (checked per chunk, so a server trickling bytes cannot hold it)."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+        raise _TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise _TooLarge
+        budget.take(len(chunk))
+        budget.check()
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _tls_failure(exc: BaseException) -> str:
@@ -120,9 +172,13 @@ class KubeApi:
         rng: random.Random | None = None,
         pause_gc: bool = True,
         list_restarts: int = 3,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config
         self.retry = retry or RetryPolicy()
+        self.budget = budget or audit_budget()
+        self.budget.sleeper = sleep
+        self._timeout = timeout
         self.list_restarts = list_restarts
         self._sleep, self._rng, self._pause_gc = sleep, rng or random.Random(), pause_gc
         ssl_context = build_ssl_context(config) if config.server.startswith("https:") else None
@@ -163,7 +219,19 @@ class KubeApi:
             if n > 1:
                 self.retries += 1
             try:
-                response = self._client.get(path, params=params, extensions=self._extensions)
+                timeout = httpx.Timeout(
+                    self.budget.timeout(self._timeout.read or 30.0),
+                    connect=self.budget.timeout(self._timeout.connect or 10.0),
+                )
+                with self._client.stream(
+                    "GET", path, params=params, extensions=self._extensions, timeout=timeout
+                ) as response:
+                    content = _read_body(response, self.budget)
+            except _TooLarge:
+                raise IncompleteReadError(
+                    f"{what}: the answer is over {MAX_RESPONSE_BYTES} bytes; no page of a list "
+                    "is that large: check the API server (or a proxy in front of it)"
+                ) from None
             except httpx.TransportError as exc:
                 if tls := _tls_failure(exc):
                     raise KubeApiError(
@@ -174,10 +242,10 @@ class KubeApi:
                 return Retry(f"{type(exc).__name__}: connection failed or body cut short")
             if response.status_code == 200:
                 try:
-                    return decode_json(response.content, self._pause_gc)
+                    return decode_json(content, self._pause_gc)
                 except ValueError:
                     return Retry("the response body is not valid JSON (truncated?)")
-            status_reason, message = _status(response)
+            status_reason, message = _status(response, content)
             if response.status_code in TRANSIENT_STATUS:
                 after = retry_after(response.headers.get("Retry-After"), time.time())
                 return Retry(f"HTTP {response.status_code} {status_reason}", after)
@@ -190,12 +258,14 @@ class KubeApi:
             )
 
         try:
-            return with_retries(self.retry, attempt, sleep=self._sleep, rng=self._rng)
+            return with_retries(self.retry, attempt, sleep=self.budget.sleep, rng=self._rng)
         except RetriesExhausted as exc:
             raise IncompleteReadError(
                 f"{what}: gave up after {exc.attempts} attempts ({exc.why}); "
                 "check the API server's health and rerun"
             ) from None
+        except OverBudget as exc:
+            raise IncompleteReadError(f"{what}: {exc}") from None
 
     # -- discovery --------------------------------------------------------------------------
 
@@ -273,7 +343,7 @@ class KubeApi:
     def _pages(self, path: str, base: dict[str, Any], resource: ApiResource, what: str) -> Objects:
         items: Objects = []
         token = ""
-        while True:
+        for _ in range(MAX_PAGES):
             params = {**base, "continue": token} if token else base
             page = self.fetch(path, what, params)
             meta = page.get("metadata") if isinstance(page, dict) else None
@@ -281,6 +351,8 @@ class KubeApi:
             if not isinstance(meta, dict) or not isinstance(page_items, builtins.list):
                 raise IncompleteReadError(f"{what}: a page is not a list object; rerun")
             for item in page_items:
+                if not isinstance(item, dict):
+                    raise IncompleteReadError(f"{what}: a list item is not an object; rerun")
                 # Items of built-in lists come without apiVersion and kind.
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
@@ -291,3 +363,6 @@ class KubeApi:
             if next_token == token:
                 raise IncompleteReadError(f"{what}: the server repeated a continue token; rerun")
             token = next_token
+        raise IncompleteReadError(
+            f"{what}: still more after {MAX_PAGES} pages; the server keeps paginating: check it"
+        )

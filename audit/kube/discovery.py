@@ -122,6 +122,7 @@ class Discovery:
         self._fetch = fetch
         self._groups: list[GroupVersions] | None = None
         self._resources: dict[tuple[str, str], list[ApiResource]] = {}
+        self._failed: dict[tuple[str, str], str] = {}
 
     def groups(self) -> list[GroupVersions]:
         """The core group then every API group, in the server's priority order."""
@@ -137,18 +138,35 @@ class Discovery:
         return self._groups
 
     def resources(self, group: str, version: str) -> list[ApiResource]:
-        if (group, version) not in self._resources:
+        """What a group-version listed by /api or /apis serves. Its discovery failing (404
+        included: listed but not answered, as an aggregated API whose backend is gone) raises
+        IncompleteReadError: "serves nothing" would let the audit call absent what it could not
+        read. The failure is remembered: each later resolve reports it without asking again."""
+        key = (group, version)
+        if key in self._failed:
+            raise IncompleteReadError(self._failed[key])
+        if key not in self._resources:
             path = f"/apis/{group}/{version}" if group else f"/api/{version}"
             try:
                 found = parse_resources(self._fetch(path, f"discovery {path}"), group, version)
             except KubeApiError as exc:
-                if exc.status != 404:
+                if exc.status == 401:
                     raise
-                found = []  # listed in /apis but gone since: it serves nothing
+                self._failed[key] = (
+                    f"discovery {path}: 404, though the server lists {group or 'core'}/{version}; "
+                    "the kinds it serves could not be read"
+                    if exc.status == 404
+                    else str(exc)
+                )
+                raise IncompleteReadError(self._failed[key]) from None
+            except IncompleteReadError as exc:
+                self._failed[key] = str(exc)
+                raise
             except (KeyError, TypeError, ValueError) as exc:
-                raise IncompleteReadError(f"discovery {path}: malformed answer ({exc})") from None
-            self._resources[(group, version)] = found
-        return self._resources[(group, version)]
+                self._failed[key] = f"discovery {path}: malformed answer ({exc})"
+                raise IncompleteReadError(self._failed[key]) from None
+            self._resources[key] = found
+        return self._resources[key]
 
     def resolve(self, kind: str, group: str | None = None) -> ApiResource | None:
         """Plural, scope and version serving `kind` (preferred version first); None if not served.

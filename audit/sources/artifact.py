@@ -16,14 +16,25 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+from kubedata.budget import Budget, OverBudget
 
 from audit.errors import AuditError, IncompleteReadError
 
-__all__ = ["MAX_ARTIFACT_BYTES", "artifact_of", "download_artifact", "read_tarball"]
+__all__ = [
+    "MAX_ARTIFACT_BYTES",
+    "MAX_TOTAL_BYTES",
+    "artifact_of",
+    "download_artifact",
+    "read_tarball",
+]
 
 MAX_ARTIFACT_BYTES = 256 << 20
 """A rendered branch is kilobytes; a quarter of a GiB is a broken or hostile server."""
 MAX_FILE_BYTES = 16 << 20
+MAX_TOTAL_BYTES = 64 << 20
+"""All files of the artifact after decompression: a few MB for a thousand clusters; a gzip bomb
+(4 MB that expand to 4 GB) stops here."""
+MAX_MEMBERS = 200_000
 
 
 def artifact_of(git_repository: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -40,13 +51,20 @@ def artifact_of(git_repository: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def download_artifact(
-    url: str, digest: str, client: httpx.Client | None = None, timeout: float = 60.0
+    url: str,
+    digest: str,
+    client: httpx.Client | None = None,
+    timeout: float = 60.0,
+    budget: Budget | None = None,
 ) -> bytes:
-    """The artifact's bytes, verified against its digest; IncompleteReadError otherwise."""
+    """The artifact's bytes, verified against its digest; IncompleteReadError otherwise. With a
+    budget, its deadline bounds the download (checked per chunk: a trickling server cannot hold
+    it) and its bytes count."""
     own = client is None
     http = client or httpx.Client(timeout=timeout, trust_env=False)
     try:
-        with http.stream("GET", url) as response:
+        limit = budget.timeout(timeout) if budget else timeout
+        with http.stream("GET", url, timeout=limit) as response:
             if response.status_code != 200:
                 raise IncompleteReadError(
                     f"artifact {url}: HTTP {response.status_code}; is source-controller reachable "
@@ -58,7 +76,12 @@ def download_artifact(
                 size += len(chunk)
                 if size > MAX_ARTIFACT_BYTES:
                     raise IncompleteReadError(f"artifact {url} is over {MAX_ARTIFACT_BYTES} bytes")
+                if budget:
+                    budget.take(len(chunk))
+                    budget.check()
                 chunks.append(chunk)
+    except OverBudget as exc:
+        raise IncompleteReadError(f"artifact {url}: {exc}") from None
     except httpx.HTTPError as exc:
         raise IncompleteReadError(
             f"artifact {url}: {type(exc).__name__}; is source-controller reachable?"
@@ -78,9 +101,12 @@ def download_artifact(
 def read_tarball(data: bytes) -> dict[str, bytes]:
     """Regular files of a tar.gz, path -> bytes (unsafe or oversized members refused)."""
     files: dict[str, bytes] = {}
+    total = 0
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-            for member in tar:
+            for n, member in enumerate(tar):
+                if n >= MAX_MEMBERS:
+                    raise AuditError(f"the artifact holds over {MAX_MEMBERS} entries")
                 if not member.isfile():
                     continue
                 name = member.name.removeprefix("./")
@@ -88,6 +114,12 @@ def read_tarball(data: bytes) -> dict[str, bytes]:
                     raise AuditError(f"artifact member {member.name!r} escapes the tree")
                 if member.size > MAX_FILE_BYTES:
                     raise AuditError(f"artifact member {name} is over {MAX_FILE_BYTES} bytes")
+                total += member.size
+                if total > MAX_TOTAL_BYTES:
+                    raise AuditError(
+                        f"the artifact's files add up to over {MAX_TOTAL_BYTES} bytes "
+                        "uncompressed; a rendered branch is a few MB"
+                    )
                 stream = tar.extractfile(member)
                 if stream is not None:
                     files[name] = stream.read()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
 import zlib
@@ -25,6 +24,7 @@ from typing import Any
 
 import yaml
 from kubedata.objects import KubeObject
+from kubedata.redact import digest
 
 from audit.errors import ReleaseDecodeError
 
@@ -102,8 +102,8 @@ def newest_deployed(secrets: Iterable[KubeObject]) -> list[KubeObject]:
 
 
 def values_digest(values: Any) -> str:
-    canonical = json.dumps(values or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    """The redaction digest of the user values (none: `{}`), as `sha256:<hex>`."""
+    return digest(values or {})["redacted"]
 
 
 def _payload(secret: KubeObject, where: str) -> bytes:

@@ -259,6 +259,30 @@ def test_a_forbidden_read_makes_the_audit_incomplete(
     assert code == 2 and text.startswith("INCOMPLETE")
 
 
+@pytest.mark.parametrize(
+    "path", ["/apis/helm.toolkit.fluxcd.io/v2", "/apis/kubevirt.io/v1", "/api/v1"]
+)
+def test_a_listed_group_whose_discovery_answers_404_makes_the_audit_incomplete(
+    demo_server: ApiServer, repo_and_tip: tuple[Path, str], tmp_path: Path, path: str
+) -> None:
+    """/apis (or /api) lists the group-version, its own discovery answers 404: the kinds it serves
+    were not read, so the audit is incomplete, never "no drift" for them."""
+    repo, _ = repo_and_tip
+    demo_server.faults.status(404, count=10_000, match=f"GET {path}")
+    code, out, err = audit_cli(
+        "ams1", "--kubeconfig", kubeconfig(demo_server, tmp_path), repo, "-o", "json"
+    )
+    assert code == 2, err
+    doc = json.loads(out)
+    assert doc["complete"] is False
+    group_version = path.removeprefix("/apis/").removeprefix("/api/")
+    group_version = group_version if "/" in group_version else f"core/{group_version}"
+    assert (
+        f"discovery {path}: 404, though the server lists {group_version}; the kinds it serves "
+        "could not be read"
+    ) in doc["problems"]
+
+
 def test_issue4_live_fixtures_through_the_api_server(api_server: ApiServer, tmp_path: Path) -> None:
     """The live-state fixtures of tests/data/live, written independently of this suite."""
     profile = tmp_path / "profile"

@@ -176,6 +176,10 @@ def test_json_contract() -> None:
     for key in ("cluster", "complete", "desiredRevision", "desiredSource", "findings"):
         assert key in doc
     f = doc["findings"][0]
+    # DESIGN §6: a stable id per finding, for adopt: same drift, same id; another path, another
+    assert re.fullmatch("[0-9a-f]{10}", f["id"])
+    assert f["id"] == to_json(_result([_finding()]))["findings"][0]["id"]
+    assert f["id"] != doc["findings"][1]["id"]
     assert list(f)[:13] == [
         "type",
         "object",

@@ -22,6 +22,7 @@ from prbot.report_markdown import MARKER
 TOKEN = "ghp_test_token_never_printed"
 OWNER, REPO, PR = "acme", "gitops", 7
 COMMENTS = f"/repos/{OWNER}/{REPO}/issues/{PR}/comments"
+PULLS = f"/repos/{OWNER}/{REPO}/pulls"
 
 
 @dataclass
@@ -51,6 +52,7 @@ class FakeGitHub:
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self.comments: list[dict[str, Any]] = []
+        self.pulls: list[dict[str, Any]] = []
         self.faults: list[Fault] = []
         self.login: str | None = "gitops-bot"
         self.page_size = 2
@@ -103,6 +105,8 @@ class FakeGitHub:
             assert set(req.body) == {"body"}
             cid = self.add(self.login or "github-actions[bot]", req.body["body"])
             return 201, {}, self.comments[-1] | {"id": cid}
+        if req.path == PULLS or req.path.startswith(PULLS + "/"):
+            return self.route_pulls(req)
         if req.method == "PATCH" and req.path.startswith(f"/repos/{OWNER}/{REPO}/issues/comments/"):
             cid = int(req.path.rsplit("/", 1)[1])
             assert set(req.body) == {"body"}
@@ -111,6 +115,47 @@ class FakeGitHub:
                     c["body"] = req.body["body"]
                     return 200, {}, c
             return 404, {}, {"message": "Not Found"}
+        return 404, {}, {"message": "Not Found"}
+
+    def route_pulls(self, req: Request) -> tuple[int, dict[str, str], Any]:
+        """Pull requests as GitHub keeps them: one open pull request per head branch."""
+        if (req.method, req.path) == ("GET", PULLS):
+            head = req.query.get("head", [""])[0]
+            state = req.query.get("state", ["open"])[0]
+            return (
+                200,
+                {},
+                [
+                    p
+                    for p in self.pulls
+                    if f"{OWNER}:{p['head']['ref']}" == head and p["state"] == state
+                ],
+            )
+        if (req.method, req.path) == ("POST", PULLS):
+            assert set(req.body) == {"title", "head", "base", "body"}
+            if any(
+                p["head"]["ref"] == req.body["head"] and p["state"] == "open" for p in self.pulls
+            ):
+                return 422, {}, {"message": "A pull request already exists"}
+            self.next_id += 1
+            pull = {
+                "number": self.next_id,
+                "state": "open",
+                "title": req.body["title"],
+                "body": req.body["body"],
+                "head": {"ref": req.body["head"]},
+                "base": {"ref": req.body["base"]},
+                "html_url": f"https://github.example/{OWNER}/{REPO}/pull/{self.next_id}",
+            }
+            self.pulls.append(pull)
+            return 201, {}, pull
+        if req.method == "PATCH":
+            number = int(req.path.rsplit("/", 1)[1])
+            assert set(req.body) <= {"title", "body"}
+            for p in self.pulls:
+                if p["number"] == number:
+                    p.update(req.body)
+                    return 200, {}, p
         return 404, {}, {"message": "Not Found"}
 
 

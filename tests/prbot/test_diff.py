@@ -14,9 +14,10 @@ import pytest
 
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
+from kubedata.diff import Item, show_path
 from kubedata.objects import ObjectKey
 from prbot import refdiff
-from prbot.diff import ListKey, diff_objects, display_path, index_objects, redact
+from prbot.diff import diff_objects, index_objects, redact
 from prbot.refdiff import RefDiff, diff_refs
 from renderer import build
 from renderer.gitrepo import init_repo
@@ -171,7 +172,7 @@ def test_device_renamed_and_removed(repo: git.Repo) -> None:
     (kv,) = d.clusters[0].changes
     assert [fc.path[-1] for fc in kv.fields] == [
         "resourceName",
-        ListKey("pciVendorSelector", "10DE:2331"),
+        Item((("pciVendorSelector", "10DE:2331"),)),
     ]
 
 
@@ -493,8 +494,8 @@ def test_secret_values_never_appear() -> None:
 
 
 def test_display_path_quotes_odd_keys() -> None:
-    path = ("metadata", "annotations", "helm.sh/resource-policy", 0, ListKey("name", "a"))
-    assert display_path(path) == 'metadata.annotations["helm.sh/resource-policy"][0][name=a]'
+    path = ("metadata", "annotations", "helm.sh/resource-policy", 0, Item((("name", "a"),)))
+    assert show_path(path) == 'metadata.annotations["helm.sh/resource-policy"][0][name=a]'
 
 
 # --- what changes on nodes, what validate warns, clusters new to git --------------------------

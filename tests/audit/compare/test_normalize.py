@@ -13,8 +13,9 @@ import yaml
 
 from audit.compare.known_types import DEFAULTS
 from audit.compare.normalize import canonical_duration, normalize
-from audit.compare.pairs import canonical, compare_objects
+from audit.compare.pairs import compare_objects
 from audit.compare.quantity import QuantityError, canonical_quantity, parse_quantity
+from kubedata.objects import canonical
 
 
 @pytest.mark.parametrize(

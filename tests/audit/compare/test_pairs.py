@@ -12,7 +12,7 @@ from deepdiff import DeepDiff
 from audit.compare.normalize import normalize
 from audit.compare.pairs import compare_normalized, compare_objects, unchanged
 from audit.compare.patterns import compile_pattern
-from audit.findings.finding import Item, show_segments
+from kubedata.diff import Item, show_path
 
 
 def deploy(containers: list[dict[str, Any]], **meta: Any) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def test_keyed_items_are_matched_by_key_and_pointed_at_in_the_live_list() -> Non
     }
     added = next(c for c in changes if c.kind == "added")
     assert added.segments[4] == Item((("name", "a"),))
-    assert show_segments(added.segments).endswith("containers[name=a].env[name=Y]")
+    assert show_path(added.segments).endswith("containers[name=a].env[name=Y]")
 
 
 def test_container_ports_are_keyed_with_the_protocol_default() -> None:
@@ -155,7 +155,7 @@ def test_scope_limits_the_comparison() -> None:
 def test_live_only_subtree_is_reported_once_at_its_top() -> None:
     live = kubevirt([A], ["GPU"], logVerbosity={"virtLauncher": 4, "virtHandler": 2})
     changes = compare_objects(kubevirt([A], ["GPU"]), live)
-    assert [(c.kind, c.pointer, c.live) for c in changes] == [
+    assert [(c.kind, c.pointer, c.after) for c in changes] == [
         ("added", "/spec/configuration/logVerbosity", {"virtLauncher": 4, "virtHandler": 2})
     ]
 
@@ -386,7 +386,7 @@ def test_an_empty_list_git_declares_is_a_value() -> None:
         "modified",
         "/spec/configuration/developerConfiguration/featureGates",
     )
-    assert (change.desired, change.live, change.details) == (
+    assert (change.before, change.after, change.details) == (
         [],
         ["HostDevices"],
         ("added HostDevices",),

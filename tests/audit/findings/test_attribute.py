@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from audit.findings.attribute import attribute, managed_entries
-from audit.findings.finding import Item, SetValue
+from kubedata.diff import Item, SetValue
 
 
 def entry(manager: str, fields: dict[str, Any], op: str = "Update", **extra: Any) -> dict[str, Any]:

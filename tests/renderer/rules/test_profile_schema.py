@@ -9,10 +9,12 @@ schema cannot see.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import jsonschema
 import pytest
 
 from renderer.errors import ProfileError
+from renderer.rules.checker import RuleChecker
 from renderer.rules.profile_schema import NOT_EXPRESSIBLE, profile_schema
 from renderer.validate import check_files
 from renderer.yaml_io import load_marked
@@ -213,6 +216,24 @@ INVALID: list[tuple[str, str, str | None, str | None]] = [
         PLATFORM_OK.replace("[cozystack.external-dns]", "[cozystack.hami]"),
         "platform.yaml",
     ),
+    (
+        "platform-iaas-disabled",
+        COZY + "  variant: passthrough\n",
+        PLATFORM_OK.replace(
+            "        bundles:\n", "        bundles:\n          iaas: {enabled: false}\n"
+        ),
+        "platform.yaml",
+    ),
+    (
+        "platform-system-variant-distro",
+        COZY + "  variant: passthrough\n",
+        PLATFORM_OK.replace(
+            "        bundles:\n",
+            "        bundles:\n          iaas: {enabled: true}\n"
+            "          system: {variant: distro-full}\n",
+        ),
+        "platform.yaml",
+    ),
     ("cozystack-without-platform-yaml", COZY + "  variant: passthrough\n", None, "platform.yaml"),
     (
         "cron-range-backwards",
@@ -382,6 +403,54 @@ def test_schema_and_validate_agree(validator, profile, platform, valid, mark):
         # validate refuses what the schema cannot see: if the schema learns to, drop the mark
         assert mark in NOT_EXPRESSIBLE
         assert doc is None or validator.is_valid(doc)
+
+
+# --- every error rule is in the corpus ------------------------------------------------------------
+
+
+def _error_sites() -> set[tuple[str, int, int]]:
+    """(module, first line, last line) of every c.add / c.platform_problem that is an error."""
+    sites = set()
+    for path in sorted((REPO_ROOT / "renderer" / "rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("add", "platform_problem")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "c"
+            ):
+                continue
+            severity = [*node.args[2:], *(k.value for k in node.keywords if k.arg == "severity")]
+            if any(isinstance(a, ast.Constant) and a.value == "warning" for a in severity):
+                continue
+            sites.add((path.name, node.lineno, node.end_lineno or node.lineno))
+    return sites
+
+
+def test_every_error_rule_has_a_corpus_entry(monkeypatch):
+    """A new error rule fails this until the corpus shows the schema says it (or marks why not)."""
+    hit: set[tuple[str, int]] = set()
+
+    def recording(method: Any) -> Any:
+        def record(self: RuleChecker, path: Any, message: str, severity: str = "error") -> None:
+            caller = sys._getframe(1)
+            if severity == "error":
+                hit.add((Path(caller.f_code.co_filename).name, caller.f_lineno))
+            method(self, path, message, severity)
+
+        return record
+
+    monkeypatch.setattr(RuleChecker, "add", recording(RuleChecker.add))
+    monkeypatch.setattr(RuleChecker, "platform_problem", recording(RuleChecker.platform_problem))
+    for _, profile, platform, _, _ in CORPUS:
+        _validate(profile, platform)
+    sites = _error_sites()
+    assert len(sites) >= 25
+    missed = {
+        site for site in sites if not any(f == site[0] and site[1] <= n <= site[2] for f, n in hit)
+    }
+    assert missed == set(), "error rules no corpus entry reaches (file, lines)"
 
 
 # --- ajv, strict ---------------------------------------------------------------------------------

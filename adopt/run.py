@@ -1,0 +1,211 @@
+"""Adopting the findings of one audit: pick them, edit the profile, validate and render, commit.
+
+`prepare` decides everything and writes nothing: which findings are adopted, the edited files, the
+regenerated directories and the profile diff (what `--dry-run` prints). `write_branch` then makes
+the one commit on `adopt/<cluster>/<short id>`, or finds it already made (idempotent).
+
+Each adoptable finding's edits are applied on top of the ones before and validated at once, so a
+finding whose edit a rule refuses is reported with that rule's message and the others still go in
+(named with --finding, it is an error instead: nothing is written).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+from audit.findings.finding import ID_LENGTH, Finding
+from audit.result import AuditResult
+from kubedata.objects import KubeObject, ObjectKey
+from renderer.checkout import origin_url
+from renderer.errors import Problem, ProfileError
+from renderer.profile import PLATFORM_FILE, PROFILE_FILE, load_profile_bytes
+from renderer.publish.gitobjects import ref_sha
+
+from adopt.branch import create_branch, ensure_clean, make_commit, same_content, tree_blobs
+from adopt.check import check_render
+from adopt.errors import AdoptError
+from adopt.message import commit_message
+from adopt.plan import Adoptable, Refused, plan, revert_command
+from adopt.yamledit import apply_edits
+
+__all__ = ["Prepared", "Written", "branch_name", "prepare", "write_branch"]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    cluster: str
+    base: str
+    """The commit the change is made on (HEAD)."""
+    adopted: tuple[Adoptable, ...]
+    already: tuple[Adoptable, ...]
+    """Adoptable, but the profile already says it (adopted before, not yet rolled out)."""
+    refused: tuple[Refused, ...]
+    sources: dict[str, bytes]
+    """Changed profile files: path -> new bytes."""
+    generated: dict[str, bytes]
+    """Regenerated files (render) under `dirs`: path -> bytes."""
+    dirs: tuple[str, ...]
+    diff: str
+    """Unified diff of the changed profile files."""
+    warnings: tuple[Problem, ...]
+
+    @property
+    def branch(self) -> str:
+        return branch_name(self.cluster, [a.finding for a in self.adopted])
+
+
+@dataclass(frozen=True)
+class Written:
+    branch: str
+    commit: str
+    created: bool
+    """False: the branch already held exactly this change."""
+
+
+def branch_name(cluster: str, findings: Sequence[Finding]) -> str:
+    """adopt/<cluster>/<id of the one finding, or a digest of the ids of several>."""
+    ids = sorted(f.id for f in findings)
+    short = ids[0] if len(ids) == 1 else hashlib.sha256("\n".join(ids).encode()).hexdigest()
+    return f"adopt/{cluster}/{short[:ID_LENGTH]}"
+
+
+def _read(repo: git.Repo, commit: str, path: str) -> bytes | None:
+    blobs = tree_blobs(repo, commit, [path])
+    if path not in blobs:
+        return None
+    data: bytes = repo.odb.stream(bytes.fromhex(blobs[path])).read()
+    return data
+
+
+def _first_error(exc: ProfileError) -> str:
+    errors = [p for p in exc.problems if p.severity == "error"] or exc.problems
+    return str(errors[0]) if errors else "the profile does not validate"
+
+
+def _select(result: AuditResult, wanted: Sequence[str]) -> list[Finding]:
+    by_id = {f.id: f for f in result.findings}
+    for fid in wanted:
+        if fid not in by_id:
+            raise AdoptError(
+                f"no finding {fid} in the audit of {result.cluster}: the ids are listed by "
+                f"gpu-gitops audit --cluster {result.cluster}"
+            )
+    if wanted:
+        return [by_id[fid] for fid in dict.fromkeys(wanted)]
+    return list(result.findings)
+
+
+def prepare(
+    repo: git.Repo,
+    result: AuditResult,
+    live: Mapping[ObjectKey, KubeObject],
+    wanted: Sequence[str] = (),
+) -> Prepared:
+    """Everything adopt will write, decided without writing. AdoptError on bad input."""
+    cluster = result.cluster
+    base = ensure_clean(repo)
+    profile_file = f"clusters/{cluster}/{PROFILE_FILE}"
+    platform_file = f"clusters/{cluster}/{PLATFORM_FILE}"
+    profile = _read(repo, base, profile_file)
+    if profile is None:
+        raise AdoptError(
+            f"{profile_file}: no profile for cluster {cluster} at HEAD; write one (see README "
+            "'GPU profile') before adopting its drift"
+        )
+    texts: dict[str, bytes | None] = {
+        profile_file: profile,
+        platform_file: _read(repo, base, platform_file),
+    }
+    origin = origin_url(Path(repo.working_dir)) if repo.working_dir else None
+    try:
+        loaded = load_profile_bytes(cluster, profile, texts[platform_file])
+        rendered, warnings = check_render(cluster, (profile, texts[platform_file]), origin)
+    except ProfileError as exc:
+        raise AdoptError(
+            f"the profile at HEAD does not validate ({_first_error(exc)}): fix it first"
+        ) from None
+    findings = _select(result, wanted)
+    planned = plan(cluster, findings, loaded, live)
+    refused = list(planned.refused)
+    if wanted and refused:
+        r = refused[0]
+        raise AdoptError(
+            f"finding {r.finding.id} is not adoptable: {r.reason}; to drop it instead: {r.revert}"
+        )
+    original = dict(texts)
+    adopted: list[Adoptable] = []
+    already: list[Adoptable] = []
+    for item in planned.adoptable:
+        old = texts[item.file]
+        if old is None:
+            raise AdoptError(f"{item.file} does not exist: capture it first with gpu-gitops import")
+        new_text = apply_edits(old.decode(), item.edits, item.file).encode()
+        if new_text == old:
+            already.append(item)
+            continue
+        trial = {**texts, item.file: new_text}
+        try:
+            rendered, warnings = check_render(
+                cluster, (trial[profile_file] or b"", trial[platform_file]), origin
+            )
+        except ProfileError as exc:
+            reason = f"the edit would break a rule: {_first_error(exc)}"
+            if wanted:
+                raise AdoptError(f"finding {item.finding.id} cannot be adopted: {reason}") from None
+            refused.append(Refused(item.finding, reason, revert_command(item.finding, cluster)))
+            continue
+        texts = trial
+        adopted.append(item)
+    sources = {p: d for p, d in texts.items() if d is not None and d != original[p]}
+    generated = {
+        f"{d}/{rel}": text.encode()
+        for d, files in rendered.dirs.items()
+        for rel, text in files.items()
+    }
+    diff = "".join(
+        "".join(
+            difflib.unified_diff(
+                (original[path] or b"").decode().splitlines(True),
+                data.decode().splitlines(True),
+                f"a/{path}",
+                f"b/{path}",
+            )
+        )
+        for path, data in sorted(sources.items())
+    )
+    order = {f.id: i for i, f in enumerate(result.findings)}
+    return Prepared(
+        cluster,
+        base,
+        tuple(adopted),
+        tuple(already),
+        tuple(sorted(refused, key=lambda r: order[r.finding.id])),
+        sources,
+        generated,
+        tuple(rendered.dirs),
+        diff,
+        warnings,
+    )
+
+
+def write_branch(repo: git.Repo, prepared: Prepared, live_source: str, when: float) -> Written:
+    """Commit the change on its branch; the existing branch when it already holds this change."""
+    branch = prepared.branch
+    files = {**prepared.generated, **prepared.sources}
+    existing = ref_sha(repo, f"refs/heads/{branch}")
+    if existing:
+        if same_content(repo, existing, files, prepared.dirs):
+            return Written(branch, existing, created=False)
+        raise AdoptError(
+            f"branch {branch} already exists with other content: merge or delete it "
+            f"(git branch -D {branch}), then adopt again"
+        )
+    message = commit_message(prepared.cluster, prepared.adopted, live_source, when)
+    commit = make_commit(repo, prepared.base, files, prepared.dirs, message)
+    create_branch(repo, branch, commit)
+    return Written(branch, commit, created=True)

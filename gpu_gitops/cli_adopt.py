@@ -1,0 +1,188 @@
+"""`gpu-gitops adopt`: keep live drift by putting it in git, as one reviewed commit on a branch
+(and, on request, a pull request).
+
+Exit codes (DESIGN §7): 0 adopted or nothing to adopt; 2 error: nothing written, no branch left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+
+import git
+
+from adopt.branch import delete_branch, ensure_clean
+from adopt.errors import AdoptError
+from adopt.message import iso
+from adopt.pr import delete_remote_branch, open_pull_request, push_branch
+from adopt.run import Prepared, prepare, write_branch
+from audit.result import AuditResult
+from audit.sources.live import Live
+from gpu_gitops.cli_audit import add_live_args, live_source, run_audit
+from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
+from gpu_gitops.console import Console
+from kubedata.objects import KubeObject, ObjectKey
+from prbot.github import DEFAULT_API_URL, parse_repo
+from renderer.gitrepo import open_repo
+
+__all__ = ["cmd_adopt", "define_adopt", "report_plan"]
+
+
+def _live_objects(result: AuditResult, live: Live) -> Mapping[ObjectKey, KubeObject]:
+    """The live Packages the plan reads beyond the findings (a hand-applied Package's variant,
+    the platform's gpuOperatorVariant)."""
+    out: dict[ObjectKey, KubeObject] = {}
+    for f in result.findings:
+        if f.object.kind == "Package" and f.object.key not in out:
+            obj = live.get(f.object.key)
+            if obj is not None:
+                out[f.object.key] = obj
+    return out
+
+
+def report_plan(prepared: Prepared, console: Console) -> None:
+    """What is adopted, what was already, and what cannot be (with the command that reverts it)."""
+    lines: list[str] = []
+    if prepared.adopted:
+        lines.append(f"adopt {len(prepared.adopted)} finding(s) of {prepared.cluster}:")
+        for item in prepared.adopted:
+            f = item.finding
+            lines.append(f"  {f.id}  {f.object}  {f.path or '/'}")
+            lines += [f"    {item.file}: {edit}" for edit in item.edits]
+    if prepared.already:
+        lines.append(f"already in the profile ({len(prepared.already)}), not yet rolled out:")
+        for a in prepared.already:
+            lines.append(f"  {a.finding.id}  {a.finding.object}  {a.finding.path or '/'}")
+    if prepared.refused:
+        lines.append(f"not adoptable ({len(prepared.refused)}):")
+        for r in prepared.refused:
+            lines.append(f"  {r.finding.id}  {r.finding.object}  {r.finding.path or '/'}")
+            lines.append(f"    why: {r.reason}")
+            lines.append(f"    revert: {r.revert}")
+    if lines:
+        console.data("\n".join(lines) + "\n")
+
+
+def _current_branch(repo: git.Repo) -> str:
+    if repo.head.is_detached:
+        raise AdoptError("HEAD is detached: pass --base BRANCH for the pull request")
+    return str(repo.active_branch.name)
+
+
+def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
+    token = ""
+    if args.pr:
+        if not args.repo_slug:
+            raise AdoptError("--pr needs --repo-slug OWNER/NAME, the repository to open it in")
+        parse_repo(args.repo_slug)
+        token = os.environ.get("GITHUB_TOKEN", "")
+        if not token:
+            raise AdoptError(
+                "GITHUB_TOKEN is not set: export a token that may push and open pull requests"
+            )
+    repo = open_repo(args.repo)
+    ensure_clean(repo)  # before the audit: a dirty tree is refused at once
+    source = live_source(args)
+    result, prepared = run_audit(
+        args,
+        console,
+        lambda result, live: (
+            result,
+            prepare(repo, result, _live_objects(result, live), args.finding),
+        ),
+    )
+    if not result.complete:
+        raise AdoptError(
+            f"the audit of {args.cluster} is incomplete ({len(result.problems)} read(s) failed): "
+            "adopting from a partial view could drop what was not read; run gpu-gitops audit"
+        )
+    report_plan(prepared, console)
+    if not prepared.adopted:
+        console.say(f"nothing to adopt in {args.cluster}")
+        return 0
+    if args.dry_run:
+        say_warnings(console, prepared.warnings)
+        console.data(prepared.diff)
+        console.say(f"dry run: would commit on branch {prepared.branch}; nothing was written")
+        return 0
+    written = write_branch(repo, prepared, source, result.timestamp)
+    posted = None
+    if args.pr:
+        base = args.base or _current_branch(repo)
+        pushed = False
+        try:
+            push_branch(repo, args.remote, written.branch)
+            pushed = True
+            posted = open_pull_request(
+                repo,
+                prepared,
+                written,
+                slug=args.repo_slug,
+                base=base,
+                token=token,
+                api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+                live_source=source,
+                when=result.timestamp,
+            )
+        except Exception:
+            if written.created:
+                if pushed:
+                    delete_remote_branch(repo, args.remote, written.branch)
+                delete_branch(repo, written.branch, written.commit)
+            raise
+    if written.created:
+        console.say(f"branch {written.branch}: commit {written.commit[:12]}")
+    else:
+        console.say(f"branch {written.branch} already holds this change: nothing new")
+    if posted is not None:
+        console.say(f"{posted.action} pull request #{posted.id} on {args.repo_slug}")
+        if posted.url:
+            console.data(posted.url + "\n")
+    # the adopted profile's warnings, once nothing can fail any more (an error is one line)
+    say_warnings(console, prepared.warnings)
+    console.say(f"read at {iso(result.timestamp)} from {source}")
+    return 0
+
+
+def define_adopt(p: argparse.ArgumentParser) -> Command:
+    """`adopt`'s arguments and examples."""
+    add_examples(
+        p,
+        """
+gpu-gitops adopt --cluster ams1 --dry-run                 # print the profile diff only
+gpu-gitops adopt --cluster ams1                           # every adoptable finding
+gpu-gitops adopt --cluster ams1 --finding 3f2a9c01bd      # one finding (ids: gpu-gitops audit)
+gpu-gitops adopt --cluster ams1 --snapshot dumps/ams1/    # from kubectl get -o yaml dumps
+GITHUB_TOKEN=... gpu-gitops adopt --cluster ams1 --pr --repo-slug acme/gitops
+exit codes: 0 adopted (or nothing to adopt), 2 error (nothing written, no branch left)""",
+    )
+    add_live_args(p)
+    p.add_argument(
+        "--finding",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="adopt this finding (repeatable; default: every adoptable one)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the profile diff; write nothing")
+    p.add_argument(
+        "--pr",
+        action="store_true",
+        help="push the branch and open (or update) a pull request; needs --repo-slug",
+    )
+    p.add_argument(
+        "--repo-slug", metavar="OWNER/NAME", help="the GitHub repository of the pull request"
+    )
+    p.add_argument(
+        "--remote", default="origin", metavar="NAME", help="where --pr pushes (default: origin)"
+    )
+    p.add_argument(
+        "--base", metavar="BRANCH", help="the pull request's base branch (default: the current one)"
+    )
+    add_repo_arg(p)
+    p.epilog = (p.epilog or "") + (
+        "\n\nenvironment (--pr):\n  GITHUB_TOKEN     token allowed to push and open pull requests"
+        f" (never printed)\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL})"
+    )
+    return cmd_adopt
