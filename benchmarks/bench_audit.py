@@ -37,7 +37,6 @@ import base64
 import copy
 import hashlib
 import json
-import os
 import random
 import selectors
 import shutil
@@ -574,67 +573,18 @@ def _demo_namespaces(objects: list[Obj]) -> list[str]:
 # -- the test API server in its own process -------------------------------------------------------
 
 
-def _reference() -> Path | None:
-    ref = Path(os.environ.get("GPU_GITOPS_REFERENCE", ROOT.parent / "shared" / "reference"))
-    return ref if (ref / "SOURCES.md").is_file() else None
-
-
-def _stub_crd(group: str, kind: str, plural: str, version: str, namespaced: bool) -> Obj:
-    """A CRD that serves a kind without a schema (nothing pruned or defaulted)."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
-            "scope": "Namespaced" if namespaced else "Cluster",
-            "versions": [
-                {
-                    "name": version,
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                    "subresources": {"status": {}},
-                }
-            ],
-        },
-    }
-
-
-_STUB_CRDS = (
-    ("cozystack.io", "Package", "packages", "v1alpha1", False),
-    ("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", "v2", True),
-    ("kustomize.toolkit.fluxcd.io", "Kustomization", "kustomizations", "v1", True),
-    ("source.toolkit.fluxcd.io", "GitRepository", "gitrepositories", "v1", True),
-    ("nvidia.com", "ClusterPolicy", "clusterpolicies", "v1", False),
-    ("kubevirt.io", "KubeVirt", "kubevirts", "v1", True),
-)
-
-
 @contextmanager
 def serve(live: list[Obj], workdir: Path) -> Iterator[Path]:
     """`python -m tests.apiserver` holding `live`, in its own process; yields a kubeconfig."""
     objects = workdir / "objects"
     objects.mkdir()
     shutil.copy(VM_CRD, objects / VM_CRD.name)
-    items = list(live)
-    reference = _reference()
-    if reference is None:
-        items += [_stub_crd(*spec) for spec in _STUB_CRDS]
     (objects / "live.json").write_text(
-        json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": live})
     )
     kubeconfig = workdir / "kubeconfig"
     cmd = [sys.executable, "-m", "tests.apiserver", "--objects", str(objects)]
     cmd += ["--kubeconfig", str(kubeconfig)]
-    if reference is not None:
-        cmd += ["--reference", str(reference)]
     log_file = workdir / "apiserver.log"
     with (
         log_file.open("w") as log,
@@ -868,8 +818,6 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(steps[args.step]()))
         return 0
     m, sample = args.objects, max(1, args.baseline_sample)
-    if _reference() is None:
-        print("note: upstream CRDs not found (GPU_GITOPS_REFERENCE): served without schemas")
     with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
         small = _run(max(1, m // 10), args.drift, args.repeat, Path(tmp))
         large = _run(m, args.drift, args.repeat, Path(tmp), sample)

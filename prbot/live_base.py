@@ -26,9 +26,14 @@ _VALUES = ("spec", "components", "platform", "values")
 _SELECTORS = (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector"))
 
 
+def _gpu(values: dict[str, Any]) -> dict[str, Any]:
+    gpu = values.get("gpu")
+    return gpu if isinstance(gpu, dict) else {}
+
+
 def _devices(doc: PlatformDoc, values: dict[str, Any], marks: Marks) -> list[Device]:
     """The devices platform.yaml permits, each marked at its line of platform.yaml."""
-    permitted = (values.get("gpu") or {}).get("permittedHostDevices") or {}
+    permitted = _gpu(values).get("permittedHostDevices")
     out: list[Device] = []
     for field, key in _SELECTORS:
         entries = permitted.get(field) if isinstance(permitted, dict) else None
@@ -72,7 +77,7 @@ def live_base(head: LoadedProfile) -> tuple[LoadedProfile, Objects] | None:
         head.profile.spec,
         variant=variant,
         devices=devices,
-        replace_defaults=bool((values.get("gpu") or {}).get("replaceDefaults")),
+        replace_defaults=bool(_gpu(values).get("replaceDefaults")),
         hami=HAMI in on,
         nodes={},  # node labels are not in platform.yaml: every node of the profile is new
     )

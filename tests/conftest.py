@@ -4,7 +4,6 @@ Pushgateway."""
 from __future__ import annotations
 
 import io
-import os
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import yaml
 from renderer.build import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
+from tests import reference
 from tests.pushgateway import BINARY as PUSHGATEWAY_BINARY
 from tests.pushgateway import Pushgateway
 
@@ -27,11 +27,16 @@ DATA = Path(__file__).resolve().parent / "data"
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    """Upstream files (CRDs, Cozystack charts); read where they lie, never copied."""
-    ref = Path(os.environ.get("GPU_GITOPS_REFERENCE", REPO_ROOT.parent / "shared" / "reference"))
-    if not (ref / "SOURCES.md").is_file():
-        pytest.skip(f"upstream reference files not found at {ref} (set GPU_GITOPS_REFERENCE)")
-    return ref
+    """Upstream files (CRDs, Cozystack charts), read where they lie, never copied; where tests
+    look for them: tests/reference.py."""
+    found = reference.find()
+    if found is None:
+        looked = " or ".join(str(c) for c in reference.candidates())
+        pytest.skip(
+            f"needs the upstream reference files, not in {looked}: "
+            f"run `{reference.FETCH_COMMAND}` (or set GPU_GITOPS_REFERENCE)"
+        )
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -87,9 +87,10 @@ def _dropped_devices(c: RuleChecker) -> None:
     live = _live_values(c)
     if live is None or c.spec.variant not in ("passthrough", "vgpu"):
         return
-    permitted = ((live[0].get("gpu") or {}).get("permittedHostDevices")) or {}
+    gpu = live[0].get("gpu")
+    permitted = gpu.get("permittedHostDevices") if isinstance(gpu, dict) else None
     if not isinstance(permitted, dict):
-        return
+        return  # nothing permitted live (a value of another shape is the chart's problem)
     lists = [("pciHostDevices", "pciVendorSelector")]
     if c.spec.variant == "vgpu":  # the chart ignores mediatedDevices on passthrough
         lists.append(("mediatedDevices", "mdevNameSelector"))

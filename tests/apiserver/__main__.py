@@ -1,9 +1,10 @@
 """Run the test server by hand.
 
-    python -m tests.apiserver [--objects DIR] [--reference DIR] [--bulk N]
+    python -m tests.apiserver [--objects DIR] [--bulk N]
 
-Prints the URL and writes a kubeconfig (token auth) to $TMPDIR/apiserver.kubeconfig, then serves
-until interrupted. `--bulk N` adds N ConfigMaps in namespace `bulk` (for list benchmarks).
+Serves the CRDs of tests/data/crds and the objects under DIR. Prints the URL and writes a
+kubeconfig (token auth) to $TMPDIR/apiserver.kubeconfig, then serves until interrupted.
+`--bulk N` adds N ConfigMaps in namespace `bulk` (for list benchmarks).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 from tests.apiserver import ApiServer, Store
-from tests.apiserver.crds import load_objects, load_reference_crds
+from tests.apiserver.crds import load_crds, load_objects
 
 
 def bulk_configmaps(count: int) -> list[dict[str, object]]:
@@ -42,15 +43,13 @@ def bulk_configmaps(count: int) -> list[dict[str, object]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.apiserver")
     parser.add_argument("--objects", type=Path)
-    parser.add_argument("--reference", type=Path)
     parser.add_argument("--bulk", type=int, default=0)
     parser.add_argument(
         "--kubeconfig", type=Path, default=Path(tempfile.gettempdir(), "apiserver.kubeconfig")
     )
     args = parser.parse_args(argv)
     store = Store()
-    if args.reference:
-        store.put_all(load_reference_crds(args.reference))
+    store.put_all(load_crds())
     if args.objects:
         store.put_all(load_objects(args.objects))
     if args.bulk:

@@ -1,7 +1,7 @@
 """Fixtures for the auditor's tests: the test API server loaded with live fixtures, clients for it,
 and Helm release Secrets made at test time from Cozystack's kubevirt chart with the real helm.
 
-    store                  a Store holding the reference CRDs and tests/data/live (fresh per test)
+    store                  a Store holding tests/data/crds and tests/data/live (fresh per test)
     api_server             an ApiServer on that store, started; token TOKEN maps to user "auditor"
     token_config           ClusterConfig for api_server with the bearer token
     cert_config            ClusterConfig for api_server with a client certificate (CN auditor)
@@ -22,7 +22,7 @@ import pytest
 from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import ClusterConfig
 from tests.apiserver import ApiServer, Store
-from tests.apiserver.crds import load_objects, load_reference_crds
+from tests.apiserver.crds import load_crds, load_objects
 from tests.apiserver.helm import kubevirt_chart as make_kubevirt_chart
 from tests.apiserver.helm import release_record, release_secret
 from tests.conftest import DATA
@@ -44,8 +44,9 @@ GPU_VALUES: dict[str, Any] = {
 
 
 @pytest.fixture(scope="session")
-def reference_crds(reference_dir: Path) -> list[dict[str, Any]]:
-    return load_reference_crds(reference_dir)
+def crds() -> list[dict[str, Any]]:
+    """The CRDs of every custom kind the auditor reads (tests/data/crds)."""
+    return load_crds()
 
 
 @pytest.fixture(scope="session")
@@ -54,9 +55,9 @@ def live_objects() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def store(reference_crds: list[dict[str, Any]], live_objects: list[dict[str, Any]]) -> Store:
+def store(crds: list[dict[str, Any]], live_objects: list[dict[str, Any]]) -> Store:
     store = Store()
-    store.put_all(reference_crds)
+    store.put_all(crds)
     store.put_all(live_objects)
     return store
 

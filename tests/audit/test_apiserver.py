@@ -7,12 +7,14 @@ import json
 import re
 import ssl
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.apiserver import ApiServer, Store
+from tests.apiserver.crds import CRD_FIXTURES, crd_fixture_texts
 from tests.audit.conftest import TOKEN
 
 
@@ -421,3 +423,10 @@ def test_fault_knobs(raw: httpx.Client, api_server: ApiServer) -> None:
         "reset",
         "",
     ]
+
+
+def test_crd_fixtures_are_the_upstream_crds_without_descriptions(reference_dir: Path):
+    """tests/data/crds/ as `python -m tests.apiserver.crds` makes it from the reference files."""
+    made = crd_fixture_texts(reference_dir)
+    held = {p.name: p.read_text(encoding="utf-8") for p in CRD_FIXTURES.glob("*.yaml")}
+    assert made == held

@@ -201,12 +201,10 @@ def test_bad_input_exits_2(tmp_path: Path, repo_and_tip: tuple[Path, str]) -> No
 
 
 @pytest.fixture
-def demo_server(
-    reference_crds: list[dict[str, Any]], repo_and_tip: tuple[Path, str]
-) -> Iterator[ApiServer]:
+def demo_server(crds: list[dict[str, Any]], repo_and_tip: tuple[Path, str]) -> Iterator[ApiServer]:
     _, tip = repo_and_tip
     store = Store()
-    store.put_all(reference_crds)
+    store.put_all(crds)
     # KubeVirt's VirtualMachine CRD (trimmed; not in the reference folder)
     store.put_all(o for o in load_objects(DATA / "live") if o["kind"] == "CustomResourceDefinition")
     objects = demo_objects("ams1", tip)

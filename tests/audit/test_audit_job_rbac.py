@@ -14,19 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from renderer.audit_rbac import audit_rbac_rules
 from renderer.profile import load_profile
 from renderer.publish.publish import publish
 from tests.apiserver import ApiServer, Store
-from tests.apiserver.crds import load_objects
+from tests.apiserver.crds import HELM_REPOSITORY, load_crd, load_objects
 from tests.audit.audit_helpers import EXAMPLES, audit_cli, demo_objects, init_repo
 from tests.conftest import DATA
 from tests.renderer.rbac_paths import uncovered, unused
 
 TOKEN = "audit-job-t0ken"
-FLUX_BUNDLE = "cozystack/internal/fluxinstall/manifests/fluxcd.yaml"
 AUDIT = "  audit:\n    image: ghcr.io/example/gpu-gitops:0.1.0\n"
 
 
@@ -43,26 +41,12 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def helm_repository_crd(reference_dir: Path) -> dict[str, Any]:
-    """HelmRepository's CRD, from the Flux bundle Cozystack embeds (the auditor lists them)."""
-    text = (reference_dir / FLUX_BUNDLE).read_text(encoding="utf-8")
-    return next(
-        doc
-        for doc in yaml.load_all(text, Loader=yaml.CSafeLoader)
-        if isinstance(doc, dict)
-        and doc.get("kind") == "CustomResourceDefinition"
-        and doc["metadata"]["name"] == "helmrepositories.source.toolkit.fluxcd.io"
-    )
-
-
 @pytest.fixture
-def server(
-    reference_crds: list[dict[str, Any]], reference_dir: Path, repo: Path
-) -> Iterator[ApiServer]:
+def server(crds: list[dict[str, Any]], repo: Path) -> Iterator[ApiServer]:
     tip = publish(repo).tip
     store = Store()
-    store.put_all(reference_crds)
-    store.put_all([helm_repository_crd(reference_dir)])
+    store.put_all(crds)
+    store.put_all([load_crd(HELM_REPOSITORY)])  # the auditor lists HelmRepositories
     store.put_all(o for o in load_objects(DATA / "live") if o["kind"] == "CustomResourceDefinition")
     namespaces = ("cozy-system", "cozy-kubevirt", "cozy-gpu-operator", "cozy-fluxcd", "tenant-root")
     store.put_all(

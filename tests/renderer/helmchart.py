@@ -28,7 +28,6 @@ __all__ = [
     "RELEASE",
     "ChartFailed",
     "PlatformChart",
-    "reference_root",
 ]
 
 RELEASE = "cozystack"
@@ -45,12 +44,6 @@ _EXEC_ERROR = re.compile(r"^Error: execution error at \([^()]*:\d+:\d+\): ", re.
 _DEBUG_HINT = "\n\nUse --debug flag to render out invalid YAML"
 # What Helm says when --show-only names a template whose output is empty (the iaas bundle is off).
 _EMPTY_TEMPLATE = f"Error: could not find template {IAAS_TEMPLATE} in chart"
-
-
-def reference_root() -> Path:
-    """Where the upstream reference files lie; the same lookup as tests/conftest.py's fixture."""
-    default = Path(__file__).resolve().parents[3] / "shared" / "reference"
-    return Path(os.environ.get("GPU_GITOPS_REFERENCE", default))
 
 
 class ChartFailed(Exception):

@@ -28,7 +28,8 @@ from renderer.cozystack import (
     effective_values,
     predict_packages,
 )
-from tests.renderer.helmchart import MAIN_CHART, ChartFailed, PlatformChart, reference_root
+from tests import reference
+from tests.renderer.helmchart import MAIN_CHART, ChartFailed, PlatformChart
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITE = f"{MAIN_CHART}/tests/bundles_gpu_kubevirt_wiring_test.yaml"
@@ -171,9 +172,10 @@ _KNOWN_ASSERTS = {
 
 
 def _suite() -> list[dict[str, Any]]:
-    path = reference_root() / SUITE
-    if not path.is_file():
+    root = reference.find()
+    if root is None:
         return []
+    path = root / SUITE
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert doc["templates"] == ["templates/bundles/iaas.yaml"], doc["templates"]
     tests: list[dict[str, Any]] = doc["tests"]

@@ -1482,3 +1482,9 @@ def test_each_live_device_the_profile_drops_is_warned_once(tmp_path):
     assert dropped[0].message.startswith("device 10DE:26B9 (nvidia.com/AD102GL_L40S) is permitted")
     assert all(p.message.endswith("move it to spec.devices") for p in dropped)
     assert not any("2BB5" in p.message for p in dropped), "kept devices are not warned"
+
+
+def test_live_gpu_values_of_another_shape_do_not_crash_the_device_check(tmp_path):
+    live = platform_yaml(values="gpu: {permittedHostDevices: [not, a, mapping]}\n")
+    ok, problems = check(tmp_path, COZY + "variant: passthrough\n", live)
+    assert ok and not [p for p in problems if "move it to spec.devices" in p.message]
