@@ -58,19 +58,12 @@ def _published(workdir: Path, clusters: list[str]) -> tuple[Path, str, dict[str,
 
 
 def _crds() -> list[dict[str, Any]]:
-    from benchmarks.bench_audit import _STUB_CRDS, VM_CRD, _stub_crd
+    from benchmarks.bench_audit import VM_CRD
+    from tests.apiserver.crds import HELM_REPOSITORY, load_crd, load_crds
     from tests.audit.incluster import PROMETHEUS_RULE_CRD
 
-    stubs = [
-        *_STUB_CRDS,
-        ("source.toolkit.fluxcd.io", "HelmRepository", "helmrepositories", "v1", True),
-        ("source.toolkit.fluxcd.io", "OCIRepository", "ocirepositories", "v1", True),
-    ]
-    return [
-        *(_stub_crd(*spec) for spec in stubs),
-        yaml.safe_load(VM_CRD.read_text()),
-        PROMETHEUS_RULE_CRD,
-    ]
+    vms = yaml.safe_load(VM_CRD.read_text())
+    return [*load_crds(), load_crd(HELM_REPOSITORY), vms, PROMETHEUS_RULE_CRD]
 
 
 def demo_clusters(workdir: Path, clusters: list[str]) -> list[tuple[str, Any, dict[str, Any]]]:

@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from renderer.audit_rbac import audit_rbac_rules
 from renderer.profile import load_profile
 from renderer.publish.publish import publish
 from renderer.version import package_version
 from tests.apiserver import ApiServer, Store
-from tests.apiserver.crds import load_objects
+from tests.apiserver.crds import HELM_REPOSITORY, load_crd, load_crds, load_objects
 from tests.audit.audit_helpers import DEMO, EXAMPLES, init_repo
 from tests.audit.incluster import (
     JOB_TOKEN,
@@ -43,7 +42,6 @@ from tests.renderer.rbac_paths import uncovered
 from tests.renderer.test_audit_rbac import granted
 
 CLUSTERS = sorted(p.name for p in EXAMPLES.iterdir() if (p / "gpu-profile.yaml").is_file())
-FLUX_BUNDLE = "cozystack/internal/fluxinstall/manifests/fluxcd.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -69,32 +67,24 @@ def published(
     return repo_root, tip, rendered_files(repo, tip)
 
 
-def crds(reference_crds: list[dict[str, Any]], reference_dir: Path) -> list[dict[str, Any]]:
-    bundle = (reference_dir / FLUX_BUNDLE).read_text(encoding="utf-8")
-    helm_repository = next(
-        doc
-        for doc in yaml.load_all(bundle, Loader=yaml.CSafeLoader)
-        if isinstance(doc, dict)
-        and doc.get("kind") == "CustomResourceDefinition"
-        and doc["metadata"]["name"] == "helmrepositories.source.toolkit.fluxcd.io"
-    )
+def crds() -> list[dict[str, Any]]:
+    """The CRDs of the kinds the audit reads (tests/data/crds, from the real ones), KubeVirt's
+    VirtualMachine and the PrometheusRule."""
     vms = [o for o in load_objects(DATA / "live") if o["kind"] == "CustomResourceDefinition"]
-    return [*reference_crds, helm_repository, *vms, PROMETHEUS_RULE_CRD]
+    return [*load_crds(), load_crd(HELM_REPOSITORY), *vms, PROMETHEUS_RULE_CRD]
 
 
 @pytest.mark.parametrize("cluster", [*CLUSTERS, "sto1"])
 def test_the_cronjob_audits_the_cluster_in_cluster(
     cluster: str,
     published: tuple[Path, str, dict[str, bytes]],
-    reference_crds: list[dict[str, Any]],
-    reference_dir: Path,
     pushgateway: Pushgateway,
     tmp_path: Path,
 ) -> None:
     repo_root, tip, files = published
     lp = load_profile(repo_root, cluster)
     store = Store()
-    store.put_all(crds(reference_crds, reference_dir))
+    store.put_all(crds())
     with ApiServer(store) as server:
         objects = live_cluster(server, lp, files, tip, "ssh://git@example.com/gitops.git")
         job = cronjob(objects)
@@ -170,8 +160,6 @@ def image_container() -> Iterator[str]:
 def test_the_image_runs_the_cronjob(
     image_container: str,
     published: tuple[Path, str, dict[str, bytes]],
-    reference_crds: list[dict[str, Any]],
-    reference_dir: Path,
     tmp_path: Path,
 ) -> None:
     config = json.loads(buildah("inspect", "--type", "image", IMAGE))["OCIv1"]["config"]
@@ -188,7 +176,7 @@ def test_the_image_runs_the_cronjob(
     repo_root, tip, files = published
     lp = load_profile(repo_root, "ams1")
     store = Store()
-    store.put_all(crds(reference_crds, reference_dir))
+    store.put_all(crds())
     with ApiServer(store) as server:
         job = cronjob(live_cluster(server, lp, files, tip, "ssh://git@example.com/gitops.git"))
         run = run_job(job, server, tmp_path, image=image_container)
