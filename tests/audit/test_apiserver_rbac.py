@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.apiserver import ApiServer, Store
+from tests.apiserver.crds import load_crd
 from tests.apiserver.rbac import Attributes, allowed
 
 RBAC = "rbac.authorization.k8s.io"
@@ -115,12 +116,12 @@ def test_service_accounts_get_exactly_their_rbac_and_a_403_status(tmp_path: Any)
             assert http.get("/api/v1/nodes/n1", headers=admin).status_code == 200, "not an SA"
 
 
-def test_serves_the_artifact_of_a_git_repository(reference_crds: list[dict[str, Any]]) -> None:
+def test_serves_the_artifact_of_a_git_repository() -> None:
     store = Store()
     store.put_all(
         [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "flux-system"}},
-            *(c for c in reference_crds if c["spec"]["names"]["plural"] == "gitrepositories"),
+            load_crd("gitrepositories.source.toolkit.fluxcd.io"),
         ]
     )
     store.put(
