@@ -25,6 +25,7 @@ from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
+from renderer.errors import GitError
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
@@ -39,12 +40,11 @@ def _repo(args: argparse.Namespace) -> git.Repo | None:
         return None
     try:
         return open_repo(args.repo)
-    except Exception:
+    except GitError as exc:
         if args.snapshot is not None:
-            raise
+            raise  # a snapshot is audited against git: there is no other desired state
         raise AuditError(
-            f"{args.repo} is not a git checkout: pass --repo DIR, or --in-cluster to read the "
-            "rendered branch from Flux's source-controller"
+            f"{exc}; or --in-cluster, to read the rendered branch from Flux's source-controller"
         ) from None
 
 

@@ -138,11 +138,9 @@ def read_rules(reads: tuple[tuple[str, str], ...]) -> list[KubeObject]:
     ]
 
 
-def _audit_job() -> dict[str, KubeObject]:
-    """The CronJob, its ServiceAccount and RBAC; each overlay patches in the profile's values
-    (the placeholders below) and the rules renderer.audit_rbac computes."""
-    meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
-    labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
+def _audit_pod() -> KubeObject:
+    """The audit Job's pod: restricted, read-only root, a scratch emptyDir; each overlay patches in
+    the profile's image, args and resources (the placeholders below)."""
     container = {
         "name": "audit",
         "image": "gpu-gitops",
@@ -158,7 +156,7 @@ def _audit_job() -> dict[str, KubeObject]:
         "resources": {},
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
     }
-    pod = {
+    return {
         "serviceAccountName": AUDIT_NAME,
         # Never: a failed container is never restarted in place, each retry is a new pod
         # (and podFailurePolicy requires it)
@@ -172,7 +170,10 @@ def _audit_job() -> dict[str, KubeObject]:
         "containers": [container],
         "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
     }
-    job = {
+
+
+def _audit_job_spec(labels: dict[str, str]) -> KubeObject:
+    return {
         # exit 2 (incomplete: API or network trouble) is retried once; exit 1 ("drift found")
         # fails the Job at once, with no retry pod; an eviction (node drain) does not count.
         "backoffLimit": 1,
@@ -190,8 +191,15 @@ def _audit_job() -> dict[str, KubeObject]:
                 },
             ]
         },
-        "template": {"metadata": {"labels": labels}, "spec": pod},
+        "template": {"metadata": {"labels": labels}, "spec": _audit_pod()},
     }
+
+
+def _audit_job() -> dict[str, KubeObject]:
+    """The CronJob, its ServiceAccount and RBAC; each overlay patches in the rules
+    renderer.audit_rbac computes."""
+    meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
+    labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
     return {
         "namespace.yaml": {
             "apiVersion": "v1",
@@ -213,7 +221,7 @@ def _audit_job() -> dict[str, KubeObject]:
                 "startingDeadlineSeconds": 3600,
                 "successfulJobsHistoryLimit": 3,
                 "failedJobsHistoryLimit": 3,
-                "jobTemplate": {"spec": job},
+                "jobTemplate": {"spec": _audit_job_spec(labels)},
             },
         },
         "clusterrole.yaml": {
@@ -234,7 +242,7 @@ def _audit_job() -> dict[str, KubeObject]:
 
 
 def audit_alert_rules(cluster: str) -> list[KubeObject]:
-    """Alerting rules on the metrics the audit pushes (audit/report.py names them)."""
+    """Alerting rules on the metrics the audit pushes (audit/metrics.py names them)."""
     where = f'job="{AUDIT_NAME}",cluster="{cluster}"'
     last_success = f"gpu_gitops_audit_last_success_timestamp_seconds{{{where}}}"
     return [

@@ -225,12 +225,8 @@ def _get(values: dict[str, Any], *path: str) -> Any:
     return node
 
 
-def predict_packages(values: dict[str, Any], version: str) -> list[KubeObject]:
-    """The GPU-relevant Packages (kubevirt, gpu-operator, hami) the iaas bundle renders.
-
-    `values` are effective values (see `effective_values`). Raises ChartFailure where the chart
-    fails, with the chart's own message.
-    """
+def _iaas_rendered(values: dict[str, Any], version: str) -> bool:
+    """Whether the iaas bundle renders at all; ChartFailure where the chart's checks fail."""
     iaas_on = bool(_get(values, "bundles", "iaas", "enabled"))
     system_variant = _get(values, "bundles", "system", "variant")
     full = system_variant in ("isp-full", "isp-full-generic")
@@ -247,7 +243,60 @@ def predict_packages(values: dict[str, Any], version: str) -> list[KubeObject]:
             "cozystack.prometheus-operator-crds and cozystack.cozystack-basics). Enable the system "
             "bundle with bundles.system.variant: isp-full or isp-full-generic."
         )
-    if not (iaas_on and full):
+    return iaas_on and full
+
+
+def _kubevirt_values(values: dict[str, Any], variant: str, gpu_on: bool) -> dict[str, Any]:
+    """The kubevirt Package's values: CPU ratio, and with the GPU Operator the host devices."""
+    kubevirt: dict[str, Any] = {}
+    ratio = _get(values, "resources", "cpuAllocationRatio")
+    if ratio:
+        kubevirt["cpuAllocationRatio"] = int(ratio)
+    if not gpu_on:
+        return kubevirt
+    kubevirt["extraFeatureGates"] = [HOST_DEVICES_GATE]
+    user_pci = _get(values, "gpu", "permittedHostDevices", "pciHostDevices") or []
+    user_mdev = _get(values, "gpu", "permittedHostDevices", "mediatedDevices") or []
+    replace = bool(_get(values, "gpu", "replaceDefaults"))
+    mdev: list[Any] = []
+    mdev_config: dict[str, Any] = {}
+    if variant == "default":
+        pci = ([] if replace else [dict(d) for d in PASSTHROUGH_DEFAULTS]) + list(user_pci)
+    else:
+        if not replace and _get(values, "gpu", "vgpuDeviceManager", "enabled"):
+            mdev = [dict(d) for d in VGPU_MDEV_DEFAULTS]
+        pci = list(user_pci)
+        mdev += list(user_mdev)
+        mdev_config = dict(_get(values, "gpu", "mediatedDevicesConfiguration") or {})
+    permitted = permitted_host_devices(pci, mdev)
+    if permitted:
+        kubevirt["permittedHostDevices"] = permitted
+    if mdev_config:
+        kubevirt["mediatedDevicesConfiguration"] = mdev_config
+    return kubevirt
+
+
+def _gpu_operator_overrides(values: dict[str, Any], variant: str) -> dict[str, Any]:
+    """The gpu-operator Package's values the bundle passes on (vgpu variant only)."""
+    overrides: dict[str, Any] = {}
+    if variant != "vgpu":
+        return overrides
+    mgr = _get(values, "gpu", "vgpuManager") or {}
+    custom_image = "image" in mgr and (mgr.get("image") or "") != "vgpu-manager"
+    if mgr.get("repository") or mgr.get("version") or custom_image or mgr.get("imagePullSecrets"):
+        overrides["vgpuManager"] = mgr
+    if _get(values, "gpu", "vgpuDeviceManager", "enabled"):
+        overrides["vgpuDeviceManager"] = {"enabled": True}
+    return overrides
+
+
+def predict_packages(values: dict[str, Any], version: str) -> list[KubeObject]:
+    """The GPU-relevant Packages (kubevirt, gpu-operator, hami) the iaas bundle renders.
+
+    `values` are effective values (see `effective_values`). Raises ChartFailure where the chart
+    fails, with the chart's own message.
+    """
+    if not _iaas_rendered(values, version):
         return []
     enabled = _get(values, "bundles", "enabledPackages") or []
     disabled = _get(values, "bundles", "disabledPackages") or []
@@ -257,50 +306,14 @@ def predict_packages(values: dict[str, Any], version: str) -> list[KubeObject]:
         raise ChartFailure(
             f'bundles.iaas.gpuOperatorVariant must be "default" or "vgpu", got "{variant}"'
         )
-    kubevirt: dict[str, Any] = {}
-    ratio = _get(values, "resources", "cpuAllocationRatio")
-    if ratio:
-        kubevirt["cpuAllocationRatio"] = int(ratio)
-    if gpu_on:
-        kubevirt["extraFeatureGates"] = [HOST_DEVICES_GATE]
-        user_pci = _get(values, "gpu", "permittedHostDevices", "pciHostDevices") or []
-        user_mdev = _get(values, "gpu", "permittedHostDevices", "mediatedDevices") or []
-        replace = bool(_get(values, "gpu", "replaceDefaults"))
-        pci: list[Any] = []
-        mdev: list[Any] = []
-        mdev_config: dict[str, Any] = {}
-        if variant == "default":
-            pci = ([] if replace else [dict(d) for d in PASSTHROUGH_DEFAULTS]) + list(user_pci)
-        else:
-            if not replace and _get(values, "gpu", "vgpuDeviceManager", "enabled"):
-                mdev = [dict(d) for d in VGPU_MDEV_DEFAULTS]
-            pci = list(user_pci)
-            mdev += list(user_mdev)
-            mdev_config = dict(_get(values, "gpu", "mediatedDevicesConfiguration") or {})
-        permitted = permitted_host_devices(pci, mdev)
-        if permitted:
-            kubevirt["permittedHostDevices"] = permitted
-        if mdev_config:
-            kubevirt["mediatedDevicesConfiguration"] = mdev_config
     out: list[KubeObject] = []
     if KUBEVIRT not in disabled:
+        kubevirt = _kubevirt_values(values, variant, gpu_on)
         out.append(
             _package(KUBEVIRT, "default", {"kubevirt": {"values": kubevirt}} if kubevirt else None)
         )
     if gpu_on:
-        overrides: dict[str, Any] = {}
-        if variant == "vgpu":
-            mgr = _get(values, "gpu", "vgpuManager") or {}
-            custom_image = "image" in mgr and (mgr.get("image") or "") != "vgpu-manager"
-            if (
-                mgr.get("repository")
-                or mgr.get("version")
-                or custom_image
-                or mgr.get("imagePullSecrets")
-            ):
-                overrides["vgpuManager"] = mgr
-            if _get(values, "gpu", "vgpuDeviceManager", "enabled"):
-                overrides["vgpuDeviceManager"] = {"enabled": True}
+        overrides = _gpu_operator_overrides(values, variant)
         components = (
             {"gpu-operator": {"values": {"gpu-operator": overrides}}} if overrides else None
         )

@@ -14,11 +14,23 @@ __all__ = ["init_repo", "open_repo", "resolve", "tree_files"]
 
 
 def open_repo(path: Path) -> git.Repo:
-    """The git repository at (or above) `path`."""
+    """The git repository at (or above) `path`; a GitError that says what is wrong otherwise:
+    no such folder, not a folder, no repository there or above, or a permission refused."""
     try:
+        if not path.is_dir():
+            what = "is not a folder" if path.exists() else "does not exist"
+            raise GitError(f"{path} {what}; pass --repo DIR, the checkout of the gitops repository")
         return git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"{path} is not inside a git repository; pass --repo DIR") from None
+        raise GitError(
+            f"{path} is not inside a git repository (no .git there or above); pass --repo DIR, "
+            "or run git init there"
+        ) from None
+    except PermissionError as exc:
+        denied = exc.filename or path
+        raise GitError(
+            f"{path}: permission denied reading {denied}; run as a user who may read the checkout"
+        ) from None
 
 
 def init_repo(root: Path, message: str, *, user: str, email: str) -> git.Repo:
@@ -41,6 +53,11 @@ def resolve(repo: git.Repo, ref: str) -> git.Commit:
     try:
         return repo.commit(ref)
     except (git.BadName, ValueError):
+        if not repo.head.is_valid():
+            where = repo.working_tree_dir or repo.git_dir
+            raise GitError(
+                f"{where} has no commits yet; commit the clusters/ folder first"
+            ) from None
         raise GitError(f'unknown git ref "{ref}"; check the branch or commit name') from None
 
 

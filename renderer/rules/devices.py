@@ -31,15 +31,6 @@ def check_devices(c: RuleChecker) -> None:
     spec = c.spec
     seen_pci: dict[str, int] = {}
     seen_mdev: dict[str, int] = {}
-    defaults_pci = {d["pciVendorSelector"].upper(): d for d in PASSTHROUGH_DEFAULTS}
-    defaults_mdev = {d["mdevNameSelector"]: d for d in VGPU_MDEV_DEFAULTS}
-    uses_pci_defaults = c.cozystack and spec.variant == "passthrough" and not spec.replace_defaults
-    uses_mdev_defaults = (
-        c.cozystack
-        and spec.variant == "vgpu"
-        and spec.vgpu.device_manager
-        and not spec.replace_defaults
-    )
     for i, d in enumerate(spec.devices):
         at: Path = ("spec", "devices", i)
         if d.pci_vendor_selector and d.mdev_name_selector:
@@ -54,84 +45,108 @@ def check_devices(c: RuleChecker) -> None:
                 f"{implied.source}, which is {implied.architecture}, not {d.architecture}; "
                 "correct architecture or remove it",
             )
-        name = d.resource_name  # its syntax is checked by decoding (syntax.EXTENDED_RESOURCE)
-        if (
-            d.external_resource_provider
-            and d.pci_vendor_selector
-            and not _SANDBOX_PCI_NAME.fullmatch(name)
-        ):
+        _check_plugin_name(c, d, at)
+        if d.pci_vendor_selector:
+            _check_pci_device(c, d, i, seen_pci)
+        if d.mdev_name_selector:
+            _check_mdev_device(c, d, i, seen_mdev)
+
+
+def _check_plugin_name(c: RuleChecker, d: Device, at: Path) -> None:
+    """The resource name the sandbox device plugin advertises, where it serves the device."""
+    name = d.resource_name  # its syntax is checked by decoding (syntax.EXTENDED_RESOURCE)
+    if (
+        d.external_resource_provider
+        and d.pci_vendor_selector
+        and not _SANDBOX_PCI_NAME.fullmatch(name)
+    ):
+        c.warn(
+            (*at, "resourceName"),
+            f'"{name}" does not follow the sandbox device plugin\'s '
+            "naming (nvidia.com/ + the upper-case pci.ids name, '_' for spaces); confirm "
+            "with kubectl describe node",
+        )
+    elif d.external_resource_provider and d.mdev_name_selector:
+        advertised = "nvidia.com/" + re.sub(r"\s+", "_", d.mdev_name_selector)
+        if name != advertised:
             c.warn(
                 (*at, "resourceName"),
-                f'"{name}" does not follow the sandbox device plugin\'s '
-                "naming (nvidia.com/ + the upper-case pci.ids name, '_' for spaces); confirm "
-                "with kubectl describe node",
+                f'the sandbox device plugin advertises "{advertised}" '
+                f'for "{d.mdev_name_selector}", not "{name}"; '
+                "confirm with kubectl describe node",
             )
-        elif d.external_resource_provider and d.mdev_name_selector:
-            advertised = "nvidia.com/" + re.sub(r"\s+", "_", d.mdev_name_selector)
-            if name != advertised:
-                c.warn(
-                    (*at, "resourceName"),
-                    f'the sandbox device plugin advertises "{advertised}" '
-                    f'for "{d.mdev_name_selector}", not "{name}"; '
-                    "confirm with kubectl describe node",
-                )
-        if d.pci_vendor_selector:
-            sel = d.pci_vendor_selector.upper()
-            if sel in seen_pci:
-                c.add(
-                    (*at, "pciVendorSelector"),
-                    f'"{d.pci_vendor_selector}" repeats spec.devices[{seen_pci[sel]}]; '
-                    "virt-handler keys devices by selector, keep one",
-                )
-            elif uses_pci_defaults and sel in defaults_pci:
-                c.add(
-                    (*at, "pciVendorSelector"),
-                    f'"{d.pci_vendor_selector}" is already in '
-                    f"Cozystack's default table ({defaults_pci[sel]['resourceName']}); remove it, "
-                    "or set spec.replaceDefaults: true and list every device",
-                )
-            seen_pci.setdefault(sel, i)
-            if spec.variant == "passthrough" and not d.external_resource_provider:
-                c.warn(
-                    (*at, "externalResourceProvider"),
-                    "on passthrough the GPU Operator's sandbox "
-                    "device plugin serves the device; set externalResourceProvider: true",
-                )
-            arch = architecture_of(d)
-            if spec.variant == "vgpu" and arch and arch.architecture in _SRIOV_VGPU_ARCHITECTURES:
-                if c.cozystack:
-                    c.add(
-                        at,
-                        f"SR-IOV vGPU on {_named(arch, d)} needs KubeVirt >= 1.9 (kubevirt#16890)"
-                        " and Cozystack ships 1.8.4; offer this GPU on a passthrough cluster",
-                    )
-                elif tuple(int(x) for x in spec.kubevirt.version.split(".")) < (1, 9):
-                    c.add(
-                        at,
-                        f"SR-IOV vGPU on {_named(arch, d)} needs KubeVirt >= 1.9 (kubevirt#16890);"
-                        " upgrade KubeVirt and set spec.kubevirt.version",
-                    )
-        if d.mdev_name_selector:
-            sel = d.mdev_name_selector
-            if sel in seen_mdev:
-                c.add(
-                    (*at, "mdevNameSelector"),
-                    f'"{sel}" repeats spec.devices[{seen_mdev[sel]}]; keep one',
-                )
-            elif uses_mdev_defaults and sel in defaults_mdev:
-                c.add(
-                    (*at, "mdevNameSelector"),
-                    f'"{sel}" is already in Cozystack\'s vGPU default '
-                    "table (used while vgpu.deviceManager is on); remove it, or set "
-                    "spec.replaceDefaults: true and list every type",
-                )
-            seen_mdev.setdefault(sel, i)
-            if spec.variant == "passthrough":
-                c.warn(
-                    at,
-                    "passthrough drops mediatedDevices, so this device is not offered; "
-                    "remove it or use variant vgpu",
-                )
+
+
+def _check_pci_device(c: RuleChecker, d: Device, i: int, seen: dict[str, int]) -> None:
+    """spec.devices[i], a PCI device: not repeated, not in Cozystack's defaults, served by the
+    right plugin, offerable on vgpu. `seen`: the first index of each selector so far."""
+    spec, at = c.spec, ("spec", "devices", i)
+    sel = (d.pci_vendor_selector or "").upper()
+    defaults = {x["pciVendorSelector"].upper(): x for x in PASSTHROUGH_DEFAULTS}
+    uses_defaults = c.cozystack and spec.variant == "passthrough" and not spec.replace_defaults
+    if sel in seen:
+        c.add(
+            (*at, "pciVendorSelector"),
+            f'"{d.pci_vendor_selector}" repeats spec.devices[{seen[sel]}]; '
+            "virt-handler keys devices by selector, keep one",
+        )
+    elif uses_defaults and sel in defaults:
+        c.add(
+            (*at, "pciVendorSelector"),
+            f'"{d.pci_vendor_selector}" is already in '
+            f"Cozystack's default table ({defaults[sel]['resourceName']}); remove it, "
+            "or set spec.replaceDefaults: true and list every device",
+        )
+    seen.setdefault(sel, i)
+    if spec.variant == "passthrough" and not d.external_resource_provider:
+        c.warn(
+            (*at, "externalResourceProvider"),
+            "on passthrough the GPU Operator's sandbox "
+            "device plugin serves the device; set externalResourceProvider: true",
+        )
+    arch = architecture_of(d)
+    if spec.variant == "vgpu" and arch and arch.architecture in _SRIOV_VGPU_ARCHITECTURES:
+        if c.cozystack:
+            c.add(
+                at,
+                f"SR-IOV vGPU on {_named(arch, d)} needs KubeVirt >= 1.9 (kubevirt#16890)"
+                " and Cozystack ships 1.8.4; offer this GPU on a passthrough cluster",
+            )
+        elif tuple(int(x) for x in spec.kubevirt.version.split(".")) < (1, 9):
+            c.add(
+                at,
+                f"SR-IOV vGPU on {_named(arch, d)} needs KubeVirt >= 1.9 (kubevirt#16890);"
+                " upgrade KubeVirt and set spec.kubevirt.version",
+            )
+
+
+def _check_mdev_device(c: RuleChecker, d: Device, i: int, seen: dict[str, int]) -> None:
+    """spec.devices[i], a vGPU type: not repeated, not in Cozystack's defaults, offered at all.
+    `seen`: the first index of each selector so far."""
+    spec, at = c.spec, ("spec", "devices", i)
+    sel = d.mdev_name_selector or ""
+    uses_defaults = (
+        c.cozystack
+        and spec.variant == "vgpu"
+        and spec.vgpu.device_manager
+        and not spec.replace_defaults
+    )
+    if sel in seen:
+        c.add((*at, "mdevNameSelector"), f'"{sel}" repeats spec.devices[{seen[sel]}]; keep one')
+    elif uses_defaults and sel in {x["mdevNameSelector"] for x in VGPU_MDEV_DEFAULTS}:
+        c.add(
+            (*at, "mdevNameSelector"),
+            f'"{sel}" is already in Cozystack\'s vGPU default '
+            "table (used while vgpu.deviceManager is on); remove it, or set "
+            "spec.replaceDefaults: true and list every type",
+        )
+    seen.setdefault(sel, i)
+    if spec.variant == "passthrough":
+        c.warn(
+            at,
+            "passthrough drops mediatedDevices, so this device is not offered; "
+            "remove it or use variant vgpu",
+        )
 
 
 def check_wiring(c: RuleChecker) -> None:

@@ -98,45 +98,22 @@ def _nodes(workload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_COZYSTACK = _is(platform={"properties": {"type": {"const": "cozystack"}}})
+_FLUX = _is(platform={"properties": {"type": {"const": "flux"}}})
+_VARIANT = {v: _is(variant={"const": v}) for v in ("passthrough", "vgpu", "container", "none")}
+_DEVICE_MANAGER = _is(vgpu=_is(deviceManager={"const": True}))
+
+
 def _spec_rules() -> list[dict[str, Any]]:
-    cozystack = _is(platform={"properties": {"type": {"const": "cozystack"}}})
-    flux = _is(platform={"properties": {"type": {"const": "flux"}}})
-    variant = {v: _is(variant={"const": v}) for v in ("passthrough", "vgpu", "container", "none")}
-    device_manager = _is(vgpu=_is(deviceManager={"const": True}))
+    """Every rule the schema can say, in DESIGN §4 order of kind."""
+    return [*_device_table_rules(), *_variant_rules(), *_vgpu_rules(), *_other_rules()]
+
+
+def _device_table_rules() -> list[dict[str, Any]]:
+    """One selector per device, node names, the Cozystack version and default tables."""
+    cozystack, variant, device_manager = _COZYSTACK, _VARIANT, _DEVICE_MANAGER
     not_replacing = _not(_is(replaceDefaults={"const": True}))
     defaults_pci = "|".join(either_case(d["pciVendorSelector"]) for d in PASSTHROUGH_DEFAULTS)
-    kubevirt_before_1_9 = {
-        "anyOf": [
-            _not(_is(kubevirt={})),
-            _is(
-                kubevirt={
-                    "anyOf": [
-                        _not(_is(version={})),
-                        _is(version={"pattern": _BEFORE_1_9}),
-                    ]
-                }
-            ),
-        ]
-    }
-    mdev_types = {"type": "array", "minItems": 1}
-    kubevirt_creates = {
-        "allOf": [_not(_is(enabled={"const": False}))],
-        "anyOf": [
-            _is(mediatedDeviceTypes=mdev_types),
-            _is(mediatedDevicesTypes=mdev_types),
-            _is(
-                nodeMediatedDeviceTypes={
-                    "type": "array",
-                    "contains": {
-                        "anyOf": [
-                            _is(mediatedDeviceTypes=mdev_types),
-                            _is(mediatedDevicesTypes=mdev_types),
-                        ]
-                    },
-                }
-            ),
-        ],
-    }
     return [
         # rule 5: one selector per device
         _devices(
@@ -190,6 +167,13 @@ def _spec_rules() -> list[dict[str, Any]]:
                 }
             ),
         },
+    ]
+
+
+def _variant_rules() -> list[dict[str, Any]]:
+    """A node labelled for the other VM variant gets nothing."""
+    variant = _VARIANT
+    return [
         # rule 1: a node labelled for the other VM variant gets nothing
         {
             "if": variant["passthrough"],
@@ -205,6 +189,26 @@ def _spec_rules() -> list[dict[str, Any]]:
                 }
             },
         },
+    ]
+
+
+def _vgpu_rules() -> list[dict[str, Any]]:
+    """The vGPU Manager image, the Device Manager's architectures, SR-IOV vGPU's KubeVirt."""
+    cozystack, flux, variant, device_manager = _COZYSTACK, _FLUX, _VARIANT, _DEVICE_MANAGER
+    kubevirt_before_1_9 = {
+        "anyOf": [
+            _not(_is(kubevirt={})),
+            _is(
+                kubevirt={
+                    "anyOf": [
+                        _not(_is(version={})),
+                        _is(version={"pattern": _BEFORE_1_9}),
+                    ]
+                }
+            ),
+        ]
+    }
+    return [
         # rule 7: the vGPU Manager image is the user's
         {
             "if": variant["vgpu"],
@@ -240,6 +244,32 @@ def _spec_rules() -> list[dict[str, Any]]:
                 )
             ),
         },
+    ]
+
+
+def _other_rules() -> list[dict[str, Any]]:
+    """One creator of mdev types, HAMi's needs, the licensing ConfigMap, the audit image."""
+    cozystack, flux, variant, device_manager = _COZYSTACK, _FLUX, _VARIANT, _DEVICE_MANAGER
+    mdev_types = {"type": "array", "minItems": 1}
+    kubevirt_creates = {
+        "allOf": [_not(_is(enabled={"const": False}))],
+        "anyOf": [
+            _is(mediatedDeviceTypes=mdev_types),
+            _is(mediatedDevicesTypes=mdev_types),
+            _is(
+                nodeMediatedDeviceTypes={
+                    "type": "array",
+                    "contains": {
+                        "anyOf": [
+                            _is(mediatedDeviceTypes=mdev_types),
+                            _is(mediatedDevicesTypes=mdev_types),
+                        ]
+                    },
+                }
+            ),
+        ],
+    }
+    return [
         # mdev types have one creator
         {
             "if": {"allOf": [variant["vgpu"], device_manager]},

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from tests.apiserver import ApiServer, Store
@@ -195,6 +196,24 @@ def test_bad_input_exits_2(tmp_path: Path, repo_and_tip: tuple[Path, str]) -> No
     assert code == 2
     code, _, err = audit_cli("ams1", "--snapshot", tmp_path, tmp_path)
     assert code == 2 and "git" in err
+
+
+def test_repository_errors_name_what_failed(tmp_path: Path) -> None:
+    config = tmp_path / "kubeconfig"  # never read: the checkout is opened first
+    code, out, err = audit_cli("ams1", "--kubeconfig", config, tmp_path / "nope")
+    assert code == 2 and out == ""
+    assert err == (
+        f"gpu-gitops: error: {tmp_path / 'nope'} does not exist; pass --repo DIR, the checkout of "
+        "the gitops repository; or --in-cluster, to read the rendered branch from Flux's "
+        "source-controller\n"
+    )
+    code, _, err = audit_cli("ams1", "--kubeconfig", config, tmp_path)
+    assert code == 2 and "is not inside a git repository (no .git there or above)" in err
+    assert "does not exist" not in err
+    git.Repo.init(tmp_path / "empty").close()
+    snapshot = REPO_ROOT / "audit" / "demo" / "snapshots" / "ams1"
+    code, _, err = audit_cli("ams1", "--snapshot", snapshot, tmp_path / "empty")
+    assert code == 2 and "has no commits yet" in err and "in-cluster" not in err
 
 
 # -- against the test API server ---------------------------------------------------------------
