@@ -36,7 +36,6 @@ from audit.checks.git_vs_live import compare_git
 from audit.checks.inventory import inventory
 from audit.checks.node_labels import check_nodes
 from audit.checks.releases_vs_live import (
-    COZYSTACK_RELEASES,
     compare_releases,
     load_releases,
     read_helm_releases,
@@ -55,7 +54,6 @@ from audit.sources.live import Live
 from audit.sources.state import AuditState
 
 __all__ = [
-    "COZYSTACK_RELEASES",
     "FLUX_KINDS",
     "STEPS",
     "AuditResult",

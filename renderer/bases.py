@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from kubedata.objects import KubeObject
 
+from renderer.cozystack_names import (
+    GPU_OPERATOR_RELEASE,
+    HAMI_RELEASE,
+    KUBEVIRT_RELEASE,
+    PLATFORM_RELEASE,
+)
+
 __all__ = [
     "AUDIT_COZYSTACK_READS",
     "AUDIT_NAME",
@@ -77,12 +84,11 @@ AUDIT_RELEASE_READS: tuple[tuple[str, str], ...] = (
     ("rbac.authorization.k8s.io", "roles"),
 )
 """In each namespace holding Helm release Secrets: those, and the job's Role there."""
-COZYSTACK_SYSTEM_NAMESPACE = "cozy-system"
-COZYSTACK_GPU_OPERATOR_NAMESPACE = "cozy-gpu-operator"
-COZYSTACK_KUBEVIRT_NAMESPACE = "cozy-kubevirt"
-COZYSTACK_HAMI_NAMESPACE = "cozy-hami"
-"""Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets
-(install.namespace in packages/core/platform/sources/*.yaml, cozystack@3c780acd)."""
+COZYSTACK_SYSTEM_NAMESPACE = PLATFORM_RELEASE.namespace
+COZYSTACK_GPU_OPERATOR_NAMESPACE = GPU_OPERATOR_RELEASE.namespace
+COZYSTACK_KUBEVIRT_NAMESPACE = KUBEVIRT_RELEASE.namespace
+COZYSTACK_HAMI_NAMESPACE = HAMI_RELEASE.namespace
+"""Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets."""
 AUDIT_SECRET_NAMESPACES = (
     COZYSTACK_GPU_OPERATOR_NAMESPACE,
     COZYSTACK_HAMI_NAMESPACE,

@@ -12,7 +12,12 @@ import dataclasses
 
 from kubedata.objects import KubeObject, ObjectKey, key_of
 from renderer.audit_rbac import helm_secret_namespaces
-from renderer.cozystack import GPU_OPERATOR
+from renderer.cozystack_names import (
+    GPU_OPERATOR,
+    GPU_OPERATOR_RELEASE,
+    KUBEVIRT_RELEASE,
+    PLATFORM_RELEASE,
+)
 
 from audit.checks.flux import helm_release_controllers
 from audit.compare.pairs import compare_objects
@@ -26,7 +31,6 @@ from audit.sources.helm_release import HelmRelease, decode_release, newest_deplo
 from audit.sources.state import AuditState
 
 __all__ = [
-    "COZYSTACK_RELEASES",
     "RELEASE_KINDS",
     "compare_releases",
     "load_releases",
@@ -37,8 +41,6 @@ __all__ = [
 
 RELEASE_KINDS = frozenset({KUBEVIRT, CLUSTER_POLICY, PACKAGE})
 """Kinds compared with release manifests: the GPU objects Helm renders (not every chart object)."""
-COZYSTACK_RELEASES = ("cozy-system", "cozy-kubevirt", "cozy-gpu-operator")
-"""Where Cozystack keeps the release Secrets of cozystack-platform, kubevirt and gpu-operator."""
 
 
 def release_namespaces(
@@ -61,11 +63,10 @@ def release_namespaces(
     standalone = ObjectKey("cozystack.io", "Package", "", GPU_OPERATOR) in {
         key_of(o) for o in desired
     }
-    system, kubevirt, gpu_operator = COZYSTACK_RELEASES
     return [
-        system,
-        *([kubevirt] if gpu_on else []),
-        *([gpu_operator] if gpu_on or standalone else []),
+        PLATFORM_RELEASE.namespace,
+        *([KUBEVIRT_RELEASE.namespace] if gpu_on else []),
+        *([GPU_OPERATOR_RELEASE.namespace] if gpu_on or standalone else []),
     ]
 
 
@@ -101,14 +102,14 @@ def load_releases(state: AuditState) -> None:
             continue
         state.releases[(release.namespace, release.name)] = release
     if state.ctx.platform == "cozystack":
-        for where in (("cozy-system", "cozystack-platform"), ("cozy-kubevirt", "kubevirt")):
-            if where not in state.releases:
+        for expected in (PLATFORM_RELEASE, KUBEVIRT_RELEASE):
+            if expected not in state.releases:
                 state.notes.append(
-                    f"no deployed release {where[0]}/{where[1]} was found: its objects were "
+                    f"no deployed release {expected} was found: its objects were "
                     "compared with the profile only"
                     + (
                         "; Packages left by helm.sh/resource-policy: keep cannot be told"
-                        if where[1] == "cozystack-platform"
+                        if expected == PLATFORM_RELEASE
                         else ""
                     )
                 )
