@@ -12,6 +12,7 @@ from renderer.cozystack_names import (
     HAMI_RELEASE,
     KUBEVIRT_RELEASE,
     PLATFORM_RELEASE,
+    Release,
 )
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "COZYSTACK_HAMI_NAMESPACE",
     "COZYSTACK_KUBEVIRT_NAMESPACE",
     "COZYSTACK_SYSTEM_NAMESPACE",
+    "FLUX_GPU_OPERATOR_RELEASE",
+    "FLUX_HAMI_RELEASE",
     "GPU_OPERATOR_CHART_REPO",
     "GPU_OPERATOR_NAMESPACE",
     "HAMI_CHART_VERSION",
@@ -43,6 +46,9 @@ HAMI_CHART_VERSION = "2.10.0"
 HAMI_NAMESPACE = "kube-system"
 KUBEVIRT_NAMESPACE = "kubevirt"
 """Plain Flux: where the bases put the KubeVirt CR; overlays move it to spec.kubevirt.namespace."""
+FLUX_GPU_OPERATOR_RELEASE = Release(GPU_OPERATOR_NAMESPACE, "gpu-operator")
+FLUX_HAMI_RELEASE = Release(HAMI_NAMESPACE, "hami")
+"""Plain Flux: the HelmReleases that install the GPU Operator and HAMi."""
 _HELM_REPO_INTERVAL = "12h"
 PRUNE_DISABLED = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
 """On every object the tool adopts or merges into rather than creates: Flux's garbage collection
@@ -111,11 +117,11 @@ def _helm_repository(name: str, namespace: str, url: str) -> KubeObject:
     }
 
 
-def _helm_release(name: str, namespace: str, chart: str, version: str, repo: str) -> KubeObject:
+def _helm_release(release: Release, chart: str, version: str, repo: str) -> KubeObject:
     return {
         "apiVersion": "helm.toolkit.fluxcd.io/v2",
         "kind": "HelmRelease",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": release.name, "namespace": release.namespace},
         "spec": {
             "interval": "10m",
             "chart": {
@@ -304,7 +310,7 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "nvidia", GPU_OPERATOR_NAMESPACE, GPU_OPERATOR_CHART_REPO
         ),
         "helmrelease.yaml": _helm_release(
-            "gpu-operator", GPU_OPERATOR_NAMESPACE, "gpu-operator", "v26.3.1", "nvidia"
+            FLUX_GPU_OPERATOR_RELEASE, "gpu-operator", "v26.3.1", "nvidia"
         ),
     },
     # A partial KubeVirt object: server-side apply claims only the fields it carries.
@@ -330,7 +336,7 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "hami-charts", HAMI_NAMESPACE, "https://project-hami.github.io/HAMi"
         ),
         "helmrelease.yaml": _helm_release(
-            "hami", HAMI_NAMESPACE, "hami", HAMI_CHART_VERSION, "hami-charts"
+            FLUX_HAMI_RELEASE, "hami", HAMI_CHART_VERSION, "hami-charts"
         ),
     },
     # The nightly audit job; Secrets are readable only where Helm keeps release Secrets, one
@@ -340,5 +346,5 @@ BASES: dict[str, dict[str, KubeObject]] = {
 }
 # HAMi schedules onto the GPU Operator's driver and toolkit: install it after them.
 BASES["flux-hami"]["helmrelease.yaml"]["spec"]["dependsOn"] = [
-    {"name": "gpu-operator", "namespace": GPU_OPERATOR_NAMESPACE}
+    {"name": FLUX_GPU_OPERATOR_RELEASE.name, "namespace": FLUX_GPU_OPERATOR_RELEASE.namespace}
 ]

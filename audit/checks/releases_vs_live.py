@@ -85,10 +85,10 @@ def load_releases(state: AuditState) -> None:
     namespaces = set(release_namespaces(state.ctx, state.platform_obj, state.desired.objects))
     in_git = {k for k in map(key_of, state.desired.objects) if (k.group, k.kind) == HELM_RELEASE}
     for (storage, _), controller in state.release_controllers.items():
-        name = controller.name.rpartition("/")[2]
+        namespace, _, name = controller.name.partition("/")
         if (
-            is_gpu_object(*HELM_RELEASE, name)
-            or ObjectKey(*HELM_RELEASE, *controller.name.split("/", 1)) in in_git
+            is_gpu_object(*HELM_RELEASE, namespace, name)
+            or ObjectKey(*HELM_RELEASE, namespace, name) in in_git
         ):
             namespaces.add(storage)
     secrets: list[KubeObject] = []
