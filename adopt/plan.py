@@ -30,12 +30,12 @@ from audit.findings.finding import Finding
 from kubedata.objects import KubeObject, ObjectKey
 from renderer.cozystack import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile
+from renderer.render import WORKLOAD_LABEL
 
 from adopt.yamledit import Edit
 
 __all__ = ["Adoptable", "Plan", "Refused", "plan", "pointer_tokens", "revert_command"]
 
-WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
 _SELECTORS = {"pciHostDevices": "pciVendorSelector", "mediatedDevices": "mdevNameSelector"}
 _VARIANTS = {"default": "passthrough", "vgpu": "vgpu", "container": "container"}
 """GPU Operator Package variants (and the bundle's gpuOperatorVariant) -> spec.variant."""

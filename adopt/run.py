@@ -20,11 +20,13 @@ from pathlib import Path
 import git
 from audit.findings.finding import ID_LENGTH, Finding
 from audit.result import AuditResult
+from audit.sources.live import Live
 from kubedata.objects import KubeObject, ObjectKey
 from renderer.checkout import origin_url
 from renderer.errors import Problem, ProfileError
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, load_profile_bytes
 from renderer.publish.gitobjects import ref_sha
+from renderer.render import Rendered
 
 from adopt.branch import create_branch, ensure_clean, make_commit, same_content, tree_blobs
 from adopt.check import check_render
@@ -33,7 +35,7 @@ from adopt.message import commit_message
 from adopt.plan import Adoptable, Refused, plan, revert_command
 from adopt.yamledit import apply_edits
 
-__all__ = ["Prepared", "Written", "branch_name", "prepare", "write_branch"]
+__all__ = ["Prepared", "Written", "branch_name", "live_objects", "prepare", "write_branch"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,18 @@ def branch_name(cluster: str, findings: Sequence[Finding]) -> str:
     return f"adopt/{cluster}/{short[:ID_LENGTH]}"
 
 
+def live_objects(result: AuditResult, live: Live) -> Mapping[ObjectKey, KubeObject]:
+    """The live Packages the plan reads beyond the findings (a hand-applied Package's variant,
+    the platform's gpuOperatorVariant): read once the audit is done, while `live` is open."""
+    out: dict[ObjectKey, KubeObject] = {}
+    for f in result.findings:
+        if f.object.kind == "Package" and f.object.key not in out:
+            obj = live.get(f.object.key)
+            if obj is not None:
+                out[f.object.key] = obj
+    return out
+
+
 def _read(repo: git.Repo, commit: str, path: str) -> bytes | None:
     blobs = tree_blobs(repo, commit, [path])
     if path not in blobs:
@@ -85,6 +99,24 @@ def _read(repo: git.Repo, commit: str, path: str) -> bytes | None:
 def _first_error(exc: ProfileError) -> str:
     errors = [p for p in exc.problems if p.severity == "error"] or exc.problems
     return str(errors[0]) if errors else "the profile does not validate"
+
+
+def _unrendered(
+    item: Adoptable,
+    before: Rendered,
+    after: Rendered,
+    old: Sequence[Problem],
+    new: Sequence[Problem],
+) -> str | None:
+    """Why an edit the rules accept would still not keep the drift: the render does not change
+    (a device type the variant drops, say), so what reverts it now still would. Node labels are
+    never rendered (the audit checks them against the profile itself)."""
+    if all(e.path[:2] == ("spec", "nodes") for e in item.edits) or before.dirs != after.dirs:
+        return None
+    known = {(w.field, w.message) for w in old}
+    said = [f"{w.field}: {w.message}" for w in new if (w.field, w.message) not in known]
+    why = f" ({said[0]})" if said else ""
+    return f"the profile would take it but render nothing from it{why}"
 
 
 def _select(result: AuditResult, wanted: Sequence[str]) -> list[Finding]:
@@ -170,16 +202,18 @@ def prepare(
             continue
         trial = {**texts, item.file: new_text}
         try:
-            rendered, warnings = check_render(
+            trial_rendered, trial_warnings = check_render(
                 cluster, (trial[profile_file] or b"", trial[platform_file]), origin
             )
+            reason = _unrendered(item, rendered, trial_rendered, warnings, trial_warnings)
         except ProfileError as exc:
             reason = f"the edit would break a rule: {_first_error(exc)}"
+        if reason:
             if wanted:
-                raise AdoptError(f"finding {item.finding.id} cannot be adopted: {reason}") from None
+                raise AdoptError(f"finding {item.finding.id} cannot be adopted: {reason}")
             refused.append(Refused(item.finding, reason, revert_command(item.finding, cluster)))
             continue
-        texts = trial
+        texts, rendered, warnings = trial, trial_rendered, trial_warnings
         adopted.append(item)
     sources = {p: d for p, d in texts.items() if d is not None and d != original[p]}
     generated = {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
 
 import git
 
@@ -16,29 +15,14 @@ from adopt.branch import delete_branch, ensure_clean
 from adopt.errors import AdoptError
 from adopt.message import iso
 from adopt.pr import delete_remote_branch, open_pull_request, push_branch
-from adopt.run import Prepared, prepare, write_branch
-from audit.result import AuditResult
-from audit.sources.live import Live
+from adopt.run import Prepared, live_objects, prepare, write_branch
 from gpu_gitops.cli_audit import add_live_args, live_source, run_audit
 from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
-from kubedata.objects import KubeObject, ObjectKey
 from prbot.github import DEFAULT_API_URL, parse_repo
 from renderer.gitrepo import open_repo
 
 __all__ = ["cmd_adopt", "define_adopt", "report_plan"]
-
-
-def _live_objects(result: AuditResult, live: Live) -> Mapping[ObjectKey, KubeObject]:
-    """The live Packages the plan reads beyond the findings (a hand-applied Package's variant,
-    the platform's gpuOperatorVariant)."""
-    out: dict[ObjectKey, KubeObject] = {}
-    for f in result.findings:
-        if f.object.kind == "Package" and f.object.key not in out:
-            obj = live.get(f.object.key)
-            if obj is not None:
-                out[f.object.key] = obj
-    return out
 
 
 def report_plan(prepared: Prepared, console: Console) -> None:
@@ -89,7 +73,7 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         console,
         lambda result, live: (
             result,
-            prepare(repo, result, _live_objects(result, live), args.finding),
+            prepare(repo, result, live_objects(result, live), args.finding),
         ),
     )
     if not result.complete:

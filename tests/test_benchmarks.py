@@ -43,6 +43,11 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
         r"baseline GitPython \+ PyYAML read, list, DeepDiff per pair: [0-9.]+ s \(read [0-9.]+ s; "
     )
     assert re.search(baseline + r"list [0-9.]+ s; .*scaled\).*ratio [0-9.]+x", out)
+    adopt = r"adopt on the same cluster \(2 findings adopted, \d+ not adoptable; commit on a new "
+    adopt += r"branch\): [0-9.]+ s \(median of .*: its audit [0-9.]+ s \+ plan, edit, validate, "
+    adopt += r"render and commit [0-9.]+ s; at most [0-9.]+ s over its audit\), peak RSS \d+ MB; "
+    adopt += r"the audit alone: [0-9.]+ s"
+    assert re.search(adopt, out)
     assert re.search(r"growth \d+ -> 200 objects: [0-9.]+ s -> [0-9.]+ s, ratio [0-9.]+", out)
     assert "targets on 2 cores (they are for 20,000 objects; this run had 200): wall" in out
 
