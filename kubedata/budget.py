@@ -30,8 +30,8 @@ class Budget:
     """Seconds of waiting between tries (backoff and Retry-After) the command may spend."""
     max_bytes: int
     """Bytes of response bodies the command may read."""
-    setting: str = "--deadline"
-    """How the user changes `seconds`, for messages."""
+    setting: str = ""
+    """How the user changes `seconds`, for messages ("" when it is fixed)."""
     clock: Callable[[], float] = time.monotonic
     sleeper: Callable[[float], None] = time.sleep
     waited: float = 0.0
@@ -41,15 +41,16 @@ class Budget:
     def __post_init__(self) -> None:
         self.end = self.clock() + self.seconds
 
+    def _seconds(self) -> str:
+        return f"{self.seconds:g} s" + (f" ({self.setting})" if self.setting else "")
+
     def remaining(self) -> float:
         return self.end - self.clock()
 
     def check(self) -> None:
         """OverBudget once the deadline has passed."""
         if self.remaining() <= 0:
-            raise OverBudget(
-                f"the deadline of {self.seconds:g} s ({self.setting}) passed before it was read"
-            )
+            raise OverBudget(f"the deadline of {self._seconds()} passed before it was read")
 
     def timeout(self, cap: float) -> float:
         """A per-request timeout: `cap`, or less as the deadline nears."""
@@ -65,8 +66,7 @@ class Budget:
             )
         if seconds >= self.remaining():
             raise OverBudget(
-                f"waiting {seconds:g} s more would pass the deadline of {self.seconds:g} s "
-                f"({self.setting})"
+                f"waiting {seconds:g} s more would pass the deadline of {self._seconds()}"
             )
         self.waited += seconds
         self.sleeper(seconds)

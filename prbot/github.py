@@ -19,6 +19,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
+from kubedata.budget import Budget, OverBudget
 from kubedata.errors import RetriesExhausted
 from kubedata.retry import TRANSIENT_STATUS, Retry, RetryPolicy, retry_after, with_retries
 from kubedata.text import mask_secret
@@ -43,6 +44,10 @@ GITHUB_RETRY = RetryPolicy(
     give_up_over_max=True,
 )
 """One PR comment at a time: plain doubling from a second; a reset over two minutes away ends it."""
+COMMENT_DEADLINE = 600.0
+"""Seconds `comment` may take in all, rate-limit waits included: a CI step, not a service."""
+MAX_RESPONSE_BYTES = 16 << 20
+"""A page of 100 comments of 64 KB each is 6.4 MB at most."""
 _SECONDARY_DEFAULT_WAIT = 60.0
 """GitHub: without a Retry-After header, wait at least one minute after a secondary rate limit."""
 _PAGE_SIZE = 100
@@ -96,6 +101,7 @@ class GitHub:
         rng: random.Random | None = None,
         retry: RetryPolicy = GITHUB_RETRY,
         timeout: float = 30.0,
+        budget: Budget | None = None,
     ):
         if not token:
             raise GitHubError("GITHUB_TOKEN is empty: set it to a token that may comment")
@@ -105,6 +111,11 @@ class GitHub:
         self.clock = clock
         self.rng = rng or random.Random()
         self.retry = retry
+        self._timeout = timeout
+        self.budget = budget or Budget(
+            COMMENT_DEADLINE, max_wait=COMMENT_DEADLINE, max_bytes=8 * MAX_RESPONSE_BYTES
+        )
+        self.budget.sleeper = sleep
         self._origin = urlsplit(self.base_url)[:2]
         self._client = httpx.Client(
             transport=transport,
@@ -179,7 +190,7 @@ class GitHub:
 
         def attempt(n: int) -> httpx.Response | Retry:
             try:
-                response = self._client.request(method, url, json=body)
+                response = self._bounded(method, url, body)
             except httpx.TransportError as exc:
                 return again(Retry(f"network error ({type(exc).__name__})"))
             if (retry := self._why_retry(response)) is not None:
@@ -189,10 +200,31 @@ class GitHub:
             raise GitHubError(_failure(method, path, response), response.status_code)
 
         try:
-            return with_retries(self.retry, attempt, sleep=self.sleep, rng=self.rng)
+            return with_retries(self.retry, attempt, sleep=self.budget.sleep, rng=self.rng)
         except RetriesExhausted as exc:
             resets = f"; the limit resets in {exc.wait:.0f} s" if exc.wait is not None else ""
             raise GitHubError(f"{method} {path} {exc}{resets}; try again later") from None
+        except OverBudget as exc:
+            raise GitHubError(f"{method} {path}: {exc}; try again later") from None
+
+    def _bounded(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
+        """One request whose answer is read within the command's deadline (checked per chunk:
+        a server trickling bytes cannot hold it) and at most MAX_RESPONSE_BYTES long."""
+        timeout = self.budget.timeout(self._timeout)
+        with self._client.stream(method, url, json=body, timeout=timeout) as streamed:
+            chunks: list[bytes] = []
+            for chunk in streamed.iter_bytes():
+                self.budget.take(len(chunk))
+                self.budget.check()
+                chunks.append(chunk)
+                if sum(map(len, chunks)) > MAX_RESPONSE_BYTES:
+                    raise OverBudget(f"an answer is over {MAX_RESPONSE_BYTES} bytes")
+        return httpx.Response(
+            streamed.status_code,
+            headers=streamed.headers,
+            content=b"".join(chunks),
+            request=streamed.request,
+        )
 
     # --- the sticky comment ---------------------------------------------------------------------
 

@@ -66,7 +66,9 @@ MAX_PAGES = 1000
 
 def audit_budget(seconds: float = DEFAULT_DEADLINE) -> Budget:
     """The budget of one audit's reads."""
-    return Budget(seconds, max_wait=min(MAX_WAIT, seconds / 2), max_bytes=MAX_READ_BYTES)
+    return Budget(
+        seconds, max_wait=min(MAX_WAIT, seconds / 2), max_bytes=MAX_READ_BYTES, setting="--deadline"
+    )
 
 
 USER_AGENT = "gpu-gitops-audit/0.1"

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubedata.files import NotRegularFile, TooLarge, read_regular
+from kubedata.yaml_bombs import bomb_problem
 
 from audit.errors import KubeConfigError
 
@@ -39,6 +41,8 @@ __all__ = [
 
 IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
+KUBECONFIG_MAX = 16 << 20
+"""Kubeconfigs with hundreds of contexts are a few hundred KB."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,19 @@ def kubeconfig_paths(
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        data = read_regular(path, KUBECONFIG_MAX)
+        loader = yaml.CSafeLoader(data.decode("utf-8", "replace"))
+        try:
+            node = loader.get_single_node()
+            if node is not None and (bomb := bomb_problem(node)):
+                raise KubeConfigError(f"kubeconfig {path}:{bomb[0]}: {bomb[1]}")
+            doc = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except (NotRegularFile, TooLarge):
+        raise KubeConfigError(
+            f"kubeconfig {path} is not a regular file of at most {KUBECONFIG_MAX} bytes"
+        ) from None
     except OSError as exc:
         raise KubeConfigError(f"kubeconfig {path} cannot be read: {exc.strerror}") from None
     except yaml.MarkedYAMLError as exc:

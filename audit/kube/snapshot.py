@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 from kubedata.objects import KubeObject, ObjectKey, key_of
+from kubedata.yaml_bombs import bomb_problem
 
 from audit.errors import SnapshotError
 
@@ -36,6 +37,8 @@ def _yaml_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         while loader.check_node():
             node = loader.get_node()
             if node is not None:
+                if bomb := bomb_problem(node):
+                    raise SnapshotError(f"{path}:{bomb[0]}: {bomb[1]}; fix or remove the file")
                 yield node.start_mark.line + 1, loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +17,7 @@ import pytest
 
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
+from kubedata.budget import Budget
 from prbot.github import GITHUB_RETRY, GitHub, GitHubError
 from prbot.report_markdown import MARKER
 
@@ -427,3 +429,39 @@ def test_a_server_echoing_the_token_gets_it_masked(github: FakeGitHub, monkeypat
     code, _, err = comment(github, monkeypatch, tmp_path, "body\n")  # asserts TOKEN absent
     assert code == 2
     assert "Bearer [masked]" in err
+
+
+def test_a_trickling_server_is_given_up_at_the_deadline() -> None:
+    """Headers, then one byte at a time well inside any read timeout: the deadline ends it."""
+
+    class Trickle(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                for _ in range(600):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        budget = Budget(1.5, max_wait=1.5, max_bytes=1 << 20)
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with GitHub(TOKEN, url, budget=budget) as gh, pytest.raises(GitHubError) as exc:
+            gh.request("GET", "/user")
+        assert str(exc.value) == (
+            "GET /user: the deadline of 1.5 s passed before it was read; try again later"
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
