@@ -12,8 +12,10 @@ from typing import Any
 from kubedata.objects import KubeObject, ObjectKey, key_of
 
 __all__ = [
+    "BUILTIN_GROUPS",
     "CLUSTER_POLICY",
     "CLUSTER_SCOPED",
+    "CRD",
     "FLUX_KINDS",
     "GIT_REPOSITORY",
     "HELM_RELEASE",
@@ -86,6 +88,29 @@ def resource_name(group: str, kind: str) -> str:
     else:
         plural = name + ("es" if name.endswith(("s", "x", "ch")) else "s")
     return f"{plural}.{group}" if group else plural
+
+
+BUILTIN_GROUPS = frozenset(
+    {
+        "",
+        "apps",
+        "batch",
+        "policy",
+        "autoscaling",
+        "networking.k8s.io",
+        "rbac.authorization.k8s.io",
+        "storage.k8s.io",
+        "scheduling.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "node.k8s.io",
+        "certificates.k8s.io",
+    }
+)
+"""API groups built into kube-apiserver: no CustomResourceDefinition describes their kinds."""
+CRD = ObjectKey("apiextensions.k8s.io", "CustomResourceDefinition", "", "")
 
 
 def meta(obj: KubeObject) -> dict[str, Any]:

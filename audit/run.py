@@ -83,7 +83,7 @@ def run_steps(state: AuditState) -> tuple[list[Finding], list[str]]:
     """Every step in order: (findings, each once and worst first; notes, each once)."""
     for step in STEPS:
         step(state)
-    state.notes += state.findings.noise_notes()
+    state.notes += state.findings.noise_notes() + state.live.notes
     return dedup(state.findings.made), list(dict.fromkeys(state.notes))
 
 

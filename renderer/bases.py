@@ -60,6 +60,9 @@ AUDIT_NAME = "gpu-gitops-audit"
 AUDIT_SECRETS_ROLE = "gpu-gitops-audit-helm-releases"
 AUDIT_READS: tuple[tuple[str, str], ...] = (
     ("", "namespaces"),
+    # the CRDs of the custom kinds compared: their served defaults and list semantics
+    # (audit.sources.live.Live.crd)
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
     ("", "nodes"),
     ("helm.toolkit.fluxcd.io", "helmreleases"),
     ("kubevirt.io", "kubevirts"),
@@ -73,8 +76,9 @@ AUDIT_READS: tuple[tuple[str, str], ...] = (
     ("source.toolkit.fluxcd.io", "ocirepositories"),
 )
 """(apiGroup, resource) the auditor gets and lists cluster-wide on every platform: the live
-inventory it checks (Flux objects and sources, KubeVirt, ClusterPolicies, Nodes, VMs) and the
-cluster-scoped kinds it compares with git (Namespaces, this job's ClusterRole and its binding)."""
+inventory it checks (Flux objects and sources, KubeVirt, ClusterPolicies, Nodes, VMs), the
+cluster-scoped kinds it compares with git (Namespaces, this job's ClusterRole and its binding) and
+the CustomResourceDefinitions of the custom kinds it compares."""
 AUDIT_COZYSTACK_READS: tuple[tuple[str, str], ...] = (("cozystack.io", "packages"),)
 """...and on Cozystack (the kind does not exist on plain Flux)."""
 AUDIT_OWN_READS: tuple[tuple[str, str], ...] = (

@@ -39,7 +39,10 @@ def compare_git(state: AuditState) -> None:
             continue
         compared = state.compared.setdefault(key_of(live_obj), set())
         partial = is_partial(obj, live_obj)
-        for change in compare_objects(obj, live_obj):
+        schema = state.schema(live_obj)
+        for change in compare_objects(obj, live_obj, schema=schema):
             compared.add(change.pointer)
-            finding = findings.from_change(change, live_obj, controller, "git", partial=partial)
+            finding = findings.from_change(
+                change, live_obj, controller, "git", partial=partial, schema=schema
+            )
             findings.add(finding)

@@ -165,7 +165,8 @@ def compare_releases(state: AuditState) -> None:
                 f"Release {release.namespace}/{release.name} revision {release.revision}, "
                 f"applied {release.apply_method}: "
             )
-            for change in compare_objects(obj, live_obj):
+            schema = state.schema(live_obj)
+            for change in compare_objects(obj, live_obj, schema=schema):
                 if change.kind != "reordered":  # an order that means nothing is no difference
                     compared.add(change.pointer)
                 if change.pointer in render_changes and change.pointer not in off_profile:
@@ -175,4 +176,7 @@ def compare_releases(state: AuditState) -> None:
                         "next upgrade"
                     )
                     continue
-                findings.add(findings.from_change(change, live_obj, ctrl, "release", context))
+                finding = findings.from_change(
+                    change, live_obj, ctrl, "release", context, schema=schema
+                )
+                findings.add(finding)

@@ -10,13 +10,15 @@ normalize's own copy.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
 from kubedata.objects import KubeObject
 from renderer.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
 
-from audit.compare.known_types import DEFAULTS, POD_TEMPLATE_ROOTS
+from audit.compare.crd import Schema
+from audit.compare.known_types import DEFAULTS, POD_TEMPLATE_ROOTS, Default
 from audit.compare.patterns import Pattern, children, compile_pattern, matches, select
 
 __all__ = ["drop_defaults", "drop_platform_chart_defaults", "is_known_default"]
@@ -44,12 +46,11 @@ _Trie = dict[str, Any]
 _LEAF = "\x00"
 
 
-@cache
-def _defaults_trie(group: str, kind: str) -> _Trie:
-    """The kind's default paths as a trie, so one walk of an object visits each path once
-    (paths with `**` are left to `select`)."""
+def _trie(defaults: Iterable[Default]) -> _Trie:
+    """Default paths as a trie, so one walk of an object visits each path once (paths with `**`
+    are left to `select`; defaults of some versions only are not normalized away)."""
     trie: _Trie = {}
-    for default in DEFAULTS.get((group, kind), ()):
+    for default in defaults:
         if "**" in default.path or not default.universal:
             continue
         node = trie
@@ -57,6 +58,27 @@ def _defaults_trie(group: str, kind: str) -> _Trie:
             node = node.setdefault(segment, {})
         node.setdefault(_LEAF, []).append(default.value)
     return trie
+
+
+@cache
+def _defaults_trie(group: str, kind: str) -> _Trie:
+    """The trie of the kind's known defaults (known_types.DEFAULTS)."""
+    return _trie(DEFAULTS.get((group, kind), ()))
+
+
+_SCHEMA_TRIES: dict[int, tuple[Schema, _Trie]] = {}
+"""id(schema) -> (schema, its trie with the known defaults): one per served CRD of an audit."""
+
+
+def _schema_trie(group: str, kind: str, schema: Schema) -> _Trie:
+    """The known defaults and those of the CRD the cluster serves, as one trie."""
+    found = _SCHEMA_TRIES.get(id(schema))
+    if found is None or found[0] is not schema:
+        found = _SCHEMA_TRIES[id(schema)] = (
+            schema,
+            _trie((*DEFAULTS.get((group, kind), ()), *schema.defaults)),
+        )
+    return found[1]
 
 
 def _walk_defaults(node: Any, trie: _Trie) -> None:
@@ -86,10 +108,10 @@ def _container_patterns(root: str) -> tuple[Pattern, ...]:
     return tuple(compile_pattern(f"{root}/{box}/*") for box in ("containers", "initContainers"))
 
 
-def drop_defaults(obj: KubeObject, group: str, kind: str) -> None:
-    """Remove, in place, the values equal to an API default of the kind (known_types.DEFAULTS),
-    and imagePullPolicy where it is what the image tag implies."""
-    trie = _defaults_trie(group, kind)
+def drop_defaults(obj: KubeObject, group: str, kind: str, schema: Schema | None = None) -> None:
+    """Remove, in place, the values equal to an API default of the kind (known_types.DEFAULTS,
+    and the served CRD's `schema`), and imagePullPolicy where it is what the image tag implies."""
+    trie = _defaults_trie(group, kind) if schema is None else _schema_trie(group, kind, schema)
     if trie:
         _walk_defaults(obj, trie)
     for default in DEFAULTS.get((group, kind), ()):

@@ -13,7 +13,8 @@ case (no drift) first; otherwise the engine walks both trees under the audit's p
   (labels, annotations): those count only when git declares them;
 - `reordered` (only the order of a list whose order carries no meaning changed) is noise: a note,
   never a finding;
-- `scope` limits the walk to some field paths (wiring checks).
+- `scope` limits the walk to some field paths (wiring checks);
+- lists LIST_RULES does not know are merged as the served CRD's `schema` marks them (crd.py).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kubedata.diff import Change, Differ
+from kubedata.diff import Change, Differ, ListRule, Segment
 from kubedata.objects import KubeObject, canonical
 
+from audit.compare.crd import Schema
 from audit.compare.known_types import (
     INJECTED_ANNOTATIONS,
     INJECTED_LABELS,
@@ -39,12 +41,29 @@ __all__ = ["compare_normalized"]
 class _AuditDiffer(Differ):
     sides = ("git", "live")
 
-    def __init__(self, group: str, kind: str, scope: Sequence[Pattern] | None) -> None:
+    def __init__(
+        self, group: str, kind: str, scope: Sequence[Pattern] | None, schema: Schema | None
+    ) -> None:
         super().__init__()
         self.live_only_ignored = server_populated(group, kind)
         self.scope = scope
+        self.schema = schema
+        self._list_path: tuple[str, ...] = ()
 
-    list_rule = staticmethod(list_rule)
+    def walk_list(
+        self,
+        b: list[Any],
+        a: list[Any],
+        segs: tuple[Segment, ...],
+        ptr: tuple[str | int, ...],
+        fpath: tuple[str, ...],
+    ) -> None:
+        self._list_path = fpath  # for list_rule, which the walk asks first, by name only
+        super().walk_list(b, a, segs, ptr, fpath)
+
+    def list_rule(self, name: str, before: list[Any], after: list[Any]) -> ListRule:
+        served = self.schema.list_rule(self._list_path) if self.schema else None
+        return list_rule(name, before, after, served)
 
     def in_scope(self, fpath: tuple[str, ...]) -> bool:
         if self.scope is None:
@@ -74,10 +93,13 @@ class _AuditDiffer(Differ):
 
 
 def compare_normalized(
-    desired: KubeObject, live: KubeObject, scope: Sequence[Pattern] | None = None
+    desired: KubeObject,
+    live: KubeObject,
+    scope: Sequence[Pattern] | None = None,
+    schema: Schema | None = None,
 ) -> list[Change]:
     """Changes from the desired to the live object (both normalized); `scope` limits them to
-    these field paths."""
+    these field paths; the served CRD's `schema` says how the lists it marks are merged."""
     # Python's == first (C speed, stops at the first difference): values that differ for it
     # differ canonically too; only those equal for it (True == 1) need the canonical check.
     if desired == live and canonical(desired) == canonical(live):
@@ -87,4 +109,4 @@ def compare_normalized(
     # apiVersion is not identity (the same object is served at several versions) and kind is.
     d = {k: v for k, v in desired.items() if k != "apiVersion"}
     lv = {k: v for k, v in live.items() if k != "apiVersion"}
-    return _AuditDiffer(group, kind, scope).compare(d, lv)
+    return _AuditDiffer(group, kind, scope, schema).compare(d, lv)

@@ -142,10 +142,13 @@ def _ports(items: list[Any]) -> ListRule:
 LIST_RULES["ports"] = _ports
 
 
-def list_rule(name: str, before: list[Any], after: list[Any]) -> ListRule:
-    """The rule for a list named `name` (desired before, live after); every unknown list is
-    atomic and ordered (SSA default)."""
-    rule = LIST_RULES.get(name, ATOMIC)
+def list_rule(
+    name: str, before: list[Any], after: list[Any], served: ListRule | None = None
+) -> ListRule:
+    """The rule for a list named `name` (desired before, live after): LIST_RULES (written from
+    the types' sources, with what order means to their controllers), else the `served` CRD's
+    marker, else atomic and ordered (server-side apply's default for an unmarked list)."""
+    rule = LIST_RULES.get(name) or served or ATOMIC
     if callable(rule):
         rule = rule(before or after)
     if rule.keys is not None:

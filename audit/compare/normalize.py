@@ -5,7 +5,8 @@
   (CustomResourceDefinitions keep nothing of status either: git never carries it);
 - `kubectl.kubernetes.io/last-applied-configuration` is removed (it can hold a whole Secret);
 - Secret `stringData` is folded into base64 `data`, as the API server does on write;
-- values equal to an API default are removed (known_types.DEFAULTS), so explicit and implied
+- values equal to an API default are removed (known_types.DEFAULTS, and the defaults of the CRD
+  the cluster serves when it was read: crd.py), so explicit and implied
   defaults read alike; `imagePullPolicy` is defaulted from the image tag; the platform Package's
   values equal to the platform chart's defaults likewise (renderer.cozystack.CHART_DEFAULTS):
   defaults.py;
@@ -34,6 +35,7 @@ from typing import Any
 from kubedata.objects import KubeObject
 from renderer.cozystack import PLATFORM_PACKAGE as PLATFORM
 
+from audit.compare.crd import Schema
 from audit.compare.defaults import drop_defaults, drop_platform_chart_defaults
 from audit.compare.known_types import (
     ALWAYS_DROPPED_ANNOTATIONS,
@@ -224,9 +226,9 @@ def _copy(obj: KubeObject) -> KubeObject:
     return out
 
 
-def normalize(obj: KubeObject, declared: bool = False) -> KubeObject:
+def normalize(obj: KubeObject, declared: bool = False, schema: Schema | None = None) -> KubeObject:
     """The canonical form of one object (see the module docstring); `declared`: the object is
-    what git or a release declares, not what is live."""
+    what git or a release declares, not what is live; `schema`: the served CRD's (crd.py)."""
     out: KubeObject = _copy(obj)
     api_version = str(out.get("apiVersion", ""))
     group = api_version.rpartition("/")[0]
@@ -239,7 +241,7 @@ def normalize(obj: KubeObject, declared: bool = False) -> KubeObject:
                 annotations.pop(key, None)
     if group == "" and kind == "Secret":
         _secret(out)
-    drop_defaults(out, group, kind)
+    drop_defaults(out, group, kind, schema)
     if (group, kind) == ("cozystack.io", "Package") and meta and meta.get("name") == PLATFORM:
         drop_platform_chart_defaults(out)
     _typed_values(out, group)

@@ -15,6 +15,7 @@ from typing import Any
 from kubedata.diff import Change
 from kubedata.objects import KubeObject, canonical
 
+from audit.compare.crd import Schema
 from audit.compare.differ import compare_normalized
 from audit.compare.known_types import (
     ALWAYS_DROPPED_ANNOTATIONS,
@@ -88,9 +89,18 @@ def unchanged(desired: KubeObject, live: KubeObject) -> bool:
 
 
 def compare_objects(
-    desired: KubeObject, live: KubeObject, scope: Sequence[Pattern] | None = None
+    desired: KubeObject,
+    live: KubeObject,
+    scope: Sequence[Pattern] | None = None,
+    schema: Schema | None = None,
 ) -> list[Change]:
-    """Normalize both sides, then compare (unless the raw pair is certainly unchanged)."""
+    """Normalize both sides, then compare (unless the raw pair is certainly unchanged); `schema`
+    is the served CRD's, when it was read (crd.py)."""
     if scope is None and unchanged(desired, live):
         return []
-    return compare_normalized(normalize(desired, declared=True), normalize(live), scope)
+    return compare_normalized(
+        normalize(desired, declared=True, schema=schema),
+        normalize(live, schema=schema),
+        scope,
+        schema,
+    )

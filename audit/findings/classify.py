@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from audit.findings.attribute import ManagedEntry
 from audit.findings.finding import Finding, Revert
+from audit.kinds import BUILTIN_GROUPS
 from audit.kube.selectors import target_matches
 
 __all__ = [
@@ -271,7 +272,7 @@ def _helm(
         return "next-reconcile", release, False, "helm-controller corrects drift (mode enabled)"
     if mode == "warn":
         return "next-upgrade", release, False, "helm-controller reports it (mode warn), no fix"
-    if controller.apply_method == "csa" and not _builtin_group(finding.object.group):
+    if controller.apply_method == "csa" and finding.object.group not in BUILTIN_GROUPS:
         if finding.path in controller.next_render_changes:
             return (
                 "next-upgrade",
@@ -292,28 +293,3 @@ def _helm(
         True,
         f"{why_off}; the next upgrade of {release or 'the release'} overwrites it",
     )
-
-
-_BUILTIN_GROUPS = frozenset(
-    {
-        "",
-        "apps",
-        "batch",
-        "policy",
-        "autoscaling",
-        "networking.k8s.io",
-        "rbac.authorization.k8s.io",
-        "storage.k8s.io",
-        "scheduling.k8s.io",
-        "admissionregistration.k8s.io",
-        "apiextensions.k8s.io",
-        "coordination.k8s.io",
-        "discovery.k8s.io",
-        "node.k8s.io",
-        "certificates.k8s.io",
-    }
-)
-
-
-def _builtin_group(group: str) -> bool:
-    return group in _BUILTIN_GROUPS

@@ -13,6 +13,7 @@ from typing import Any
 from kubedata.diff import Change, show_path
 from kubedata.objects import KubeObject, json_pointer
 
+from audit.compare.crd import Schema
 from audit.compare.defaults import is_known_default
 from audit.findings.attribute import Attribution, ManagedEntry, attribute, managed_entries
 from audit.findings.classify import Controller, classify, is_gitops_or_operator
@@ -46,6 +47,8 @@ class Findings:
         """Objects whose drift cannot be attributed: they carry no managedFields."""
         self.creators_fields = 0
         """Live-only fields of partially applied objects, left to the object's creator (noise)."""
+        self.pruned: list[str] = []
+        """Declared fields the served CRD does not know: pruned on write, not removed by anyone."""
 
     def add(self, finding: Finding | None) -> None:
         if finding is not None:
@@ -84,11 +87,17 @@ class Findings:
         comparison: Comparison,
         context: str = "",
         partial: bool = False,
+        schema: Schema | None = None,
     ) -> Finding | None:
         """The finding of one change; None for noise (a reorder, an API default, a field of a
-        `partial` object that git does not declare and is not GPU wiring written by hand)."""
+        `partial` object that git does not declare and is not GPU wiring written by hand, a
+        declared field the served CRD's `schema` does not keep)."""
         if change.kind == "reordered":
             self.reordered.append(f"{ObjectRef.of(live_obj)} {change.pointer}")
+            return None
+        if change.kind == "removed" and schema is not None and not schema.keeps(change.field_path):
+            # no one removed it: the API server prunes what its CRD does not know
+            self.pruned.append(f"{ObjectRef.of(live_obj)} {change.pointer} ({schema.source})")
             return None
         entries = managed_entries(live_obj)
         added = change.kind == "added"
@@ -188,6 +197,12 @@ class Findings:
                 f"{self.creators_fields} live-only field(s) of partially applied objects "
                 "(kustomize.toolkit.fluxcd.io/ssa: Merge) belong to the objects' creators and "
                 "were not reported"
+            )
+        pruned = list(dict.fromkeys(self.pruned))
+        if pruned:
+            notes.append(
+                f"{len(pruned)} declared field(s) the cluster's CRD does not know, so the API "
+                f"server prunes them on write (upgrade the CRD to the chart's): {'; '.join(pruned)}"
             )
         if self.defaults_ignored:
             notes.append(

@@ -25,7 +25,7 @@ from typing import Protocol
 from kubedata.objects import KubeObject, ObjectKey, key_of
 
 from audit.errors import IncompleteReadError, KubeApiError
-from audit.kinds import resource_name
+from audit.kinds import BUILTIN_GROUPS, CRD, resource_name
 from audit.kube.api import KubeApi
 from audit.kube.selectors import selector_matches
 
@@ -59,6 +59,9 @@ class Reader(Protocol):
 
     def captured(self, group: str, kind: str) -> bool:
         """Whether the reader can tell which objects of the kind exist (a snapshot may lack it)."""
+
+    def crd(self, group: str, kind: str) -> KubeObject | None:
+        """The CustomResourceDefinition of a custom kind, None when there is none to read."""
 
     def prefetch(
         self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
@@ -114,6 +117,13 @@ class SnapshotReader:
     def captured(self, group: str, kind: str) -> bool:
         return (group, kind) in self.by_kind or resource_name(group, kind) in self.empty
 
+    def crd(self, group: str, kind: str) -> KubeObject | None:
+        for obj in self.by_kind.get((CRD.group, CRD.kind), ()):
+            spec = obj.get("spec") or {}
+            if spec.get("group") == group and (spec.get("names") or {}).get("kind") == kind:
+                return obj
+        return None
+
 
 class ApiReader:
     def __init__(self, api: KubeApi) -> None:
@@ -166,6 +176,12 @@ class ApiReader:
     def captured(self, group: str, kind: str) -> bool:
         return True  # the API answers for every kind (not served: none exist)
 
+    def crd(self, group: str, kind: str) -> KubeObject | None:
+        resource = self.api.resolve(kind, group)
+        if resource is None:
+            return None
+        return self.api.get(CRD._replace(name=f"{resource.plural}.{group}"))
+
 
 class Live:
     """Reads through a Reader, caching, and turning read failures into recorded problems."""
@@ -178,6 +194,9 @@ class Live:
         self.unread: set[ObjectKey] = set()
         """Objects whose read failed: their absence proves nothing."""
         self._lacking: set[tuple[str, str]] = set()
+        self._crds: dict[tuple[str, str], KubeObject | None] = {}
+        self.notes: list[str] = []
+        """What limited the audit without making it incomplete (a CRD it could not read)."""
 
     def _failed(self, exc: Exception) -> None:
         message = str(exc)
@@ -235,6 +254,28 @@ class Live:
         self._lists[cache] = found
         for obj in found:
             self._gets.setdefault(key_of(obj), obj)
+
+    def crd(self, group: str, kind: str) -> KubeObject | None:
+        """The served CustomResourceDefinition of a custom kind (read once); None for a built-in
+        kind, one with no CRD, or a read that failed, which is noted (`notes`), not a problem:
+        the audit then compares with its built-in tables."""
+        if group in BUILTIN_GROUPS:
+            return None
+        if (group, kind) not in self._crds:
+            found = None
+            try:
+                found = self.reader.crd(group, kind)
+            except KubeApiError as exc:
+                if exc.status == 401:
+                    raise
+                self.notes.append(
+                    f"the CRD of {kind}.{group} could not be read ({exc}): its defaults and list "
+                    "semantics come from the built-in tables"
+                )
+            except IncompleteReadError as exc:
+                self.notes.append(f"the CRD of {kind}.{group} could not be read ({exc})")
+            self._crds[(group, kind)] = found
+        return self._crds[(group, kind)]
 
     def requires(self, group: str, kind: str, check: str) -> bool:
         """Whether objects of the kind can be read; if not (a snapshot without them), the check

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kubedata.objects import KubeObject, ObjectKey
 
 from audit.checks.wiring import ExpectedWiring, platform_package
+from audit.compare.crd import Schema, schema_of
 from audit.findings.classify import Controller
 from audit.findings.collect import Findings
 from audit.findings.provenance import ProfileContext
@@ -44,6 +45,17 @@ class AuditState:
     """Pointers of each object compared by the git or release comparison, per object."""
     expected: ExpectedWiring = field(default_factory=ExpectedWiring)
     """The GPU wiring the profile implies."""
+    schemas: dict[tuple[str, str], Schema | None] = field(default_factory=dict)
+    """(apiVersion, kind) -> the schema of the CRD the cluster serves (None: built-in kind, or no
+    CRD to read)."""
+
+    def schema(self, obj: KubeObject) -> Schema | None:
+        """The served schema of a live object's kind and version, read once per audit."""
+        api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+        if (api_version, kind) not in self.schemas:
+            crd = self.live.crd(api_version.rpartition("/")[0], kind)
+            self.schemas[(api_version, kind)] = schema_of(crd, api_version) if crd else None
+        return self.schemas[(api_version, kind)]
 
     @classmethod
     def start(cls, desired: Desired, live: Live, kustomization: KubeObject | None) -> AuditState:

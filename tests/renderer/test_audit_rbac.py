@@ -93,6 +93,7 @@ def test_the_audited_kinds_and_secret_namespaces():
     assert cluster_wide == {
         ("", "namespaces"),
         ("", "nodes"),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
         ("cozystack.io", "packages"),
         ("helm.toolkit.fluxcd.io", "helmreleases"),
         ("kubevirt.io", "kubevirts"),

@@ -4,6 +4,7 @@ audited Kustomization's labels, per namespace, so no Secret git does not declare
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -172,3 +173,59 @@ def test_without_a_kustomization_secrets_are_read_by_name_only(
     assert all(live.get(key_of(o)) is not None for o in declared)
     paths = [r.path for r in requests_for(api_server, "secrets")]
     assert paths == [f"/api/v1/namespaces/{NS}/secrets/{o['metadata']['name']}" for o in declared]
+
+
+# -- the CRDs of compared kinds ------------------------------------------------------------------
+
+CLUSTER_POLICY: dict[str, Any] = {
+    "apiVersion": "nvidia.com/v1",
+    "kind": "ClusterPolicy",
+    "metadata": {"name": "gpu-policy"},
+    "spec": {"sandboxWorkloads": {"enabled": True}},
+}
+APPLIED = {
+    "apiVersion": "nvidia.com/v1",
+    "fieldsType": "FieldsV1",
+    "fieldsV1": {"f:spec": {"f:sandboxWorkloads": {"f:enabled": {}}}},
+    "manager": "kustomize-controller",
+    "operation": "Apply",
+    "time": "2026-11-02T17:20:44Z",
+}
+"""What kustomize-controller owns after applying CLUSTER_POLICY: the declared field only (an
+Apply owns what it applied; the server's defaults are nobody's)."""
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def applied(obj: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"]["managedFields"] = [APPLIED]
+    return out
+
+
+def policy_findings(result: Any) -> list[Any]:
+    return [f for f in result.findings if f.object.kind == "ClusterPolicy"]
+
+
+def test_the_crd_of_a_compared_custom_kind_is_read_once(
+    store: Store, api_server: ApiServer, kube: KubeApi
+) -> None:
+    two = copy.deepcopy(CLUSTER_POLICY)
+    two["metadata"]["name"] = "second"
+    store.put_all([applied(CLUSTER_POLICY), applied(two), configmap(1)])
+    result = audit(desired([CLUSTER_POLICY, two, configmap(1)]), Live(ApiReader(kube)), None)
+    crd_reads = [r.path for r in api_server.requests if r.path.startswith(CRD_PATH)]
+    assert crd_reads == [f"{CRD_PATH}/clusterpolicies.nvidia.com"]  # once; none for ConfigMap
+    # what the served v26 CRD defaulted (the test server fills it in) is not drift
+    assert result.complete and policy_findings(result) == []
+    assert not [n for n in result.notes if "CRD of" in n]
+
+
+def test_a_crd_the_auditor_may_not_read_leaves_the_tables_and_a_note(
+    store: Store, api_server: ApiServer, kube: KubeApi
+) -> None:
+    api_server.deny("auditor", "get", "customresourcedefinitions", "apiextensions.k8s.io")
+    store.put(applied(CLUSTER_POLICY))
+    result = audit(desired([CLUSTER_POLICY]), Live(ApiReader(kube)), None)
+    assert result.complete and result.problems == [] and policy_findings(result) == []
+    [note] = [n for n in result.notes if "CRD of ClusterPolicy.nvidia.com" in n]
+    assert "could not be read" in note and "built-in tables" in note
