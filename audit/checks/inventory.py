@@ -46,7 +46,9 @@ def inventory(state: AuditState) -> None:
     desired_keys = {live_key(o) for o in (*state.desired.objects, *state.expected.objects)}
     inventories = inventory_ids(live.list(*KUSTOMIZATION))
     ours = ns_name(state.kustomization) if state.kustomization else None
-    for kind in (PACKAGE, HELM_RELEASE, KUBEVIRT, CLUSTER_POLICY):
+    # Packages exist on Cozystack only; the job's RBAC grants them there only (audit_rbac)
+    packages = (PACKAGE,) if state.ctx.platform == "cozystack" else ()
+    for kind in (*packages, HELM_RELEASE, KUBEVIRT, CLUSTER_POLICY):
         for obj in live.list(*kind):
             key = key_of(obj)
             if key in desired_keys:

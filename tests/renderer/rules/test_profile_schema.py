@@ -234,7 +234,6 @@ INVALID: list[tuple[str, str, str | None, str | None]] = [
         ),
         "platform.yaml",
     ),
-    ("audit-without-image", FLUX + "  variant: none\n  audit: {schedule: '@daily'}\n", None, None),
     ("cozystack-without-platform-yaml", COZY + "  variant: passthrough\n", None, "platform.yaml"),
     (
         "cron-range-backwards",
@@ -258,6 +257,8 @@ INVALID: list[tuple[str, str, str | None, str | None]] = [
 
 # valid (validate exit 0, warnings allowed): the schema must accept them too
 VALID: list[tuple[str, str, str | None]] = [
+    # the image defaults to the published image of the rendering version
+    ("audit-without-image", FLUX + "  variant: none\n  audit: {schedule: '@daily'}\n", None),
     (
         "sriov-blackwell-on-kubevirt-1.9",
         FLUX + "  variant: vgpu\n" + MANAGER + devices(RTX) + "  kubevirt: {version: '1.9'}\n",
