@@ -14,6 +14,7 @@ from typing import Literal
 
 import git
 from kubedata.objects import KubeObject, ObjectKey
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.errors import Problem, ProfileError
 from renderer.gitrepo import open_repo, resolve
@@ -26,7 +27,6 @@ from renderer.profile import (
     check_cluster_name,
 )
 from renderer.validate import Checked, ClusterFiles, check_files
-from renderer.yaml_io import load_all
 
 from prbot.diff import ObjectChange, diff_objects, index_objects
 from prbot.live_base import live_base

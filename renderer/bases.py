@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from kubedata.objects import KubeObject
 
+from renderer.cozystack_names import (
+    GPU_OPERATOR_RELEASE,
+    KUBEVIRT_RELEASE,
+    PLATFORM_RELEASE,
+    Release,
+)
+
 __all__ = [
     "AUDIT_ALERT_READS",
     "AUDIT_COZYSTACK_READS",
@@ -21,6 +28,8 @@ __all__ = [
     "COZYSTACK_GPU_OPERATOR_NAMESPACE",
     "COZYSTACK_KUBEVIRT_NAMESPACE",
     "COZYSTACK_SYSTEM_NAMESPACE",
+    "FLUX_GPU_OPERATOR_RELEASE",
+    "FLUX_HAMI_RELEASE",
     "GPU_OPERATOR_CHART_REPO",
     "GPU_OPERATOR_NAMESPACE",
     "HAMI_CHART_VERSION",
@@ -37,6 +46,9 @@ HAMI_CHART_VERSION = "2.10.0"
 HAMI_NAMESPACE = "kube-system"
 KUBEVIRT_NAMESPACE = "kubevirt"
 """Plain Flux: where the bases put the KubeVirt CR; overlays move it to spec.kubevirt.namespace."""
+FLUX_GPU_OPERATOR_RELEASE = Release(GPU_OPERATOR_NAMESPACE, "gpu-operator")
+FLUX_HAMI_RELEASE = Release(HAMI_NAMESPACE, "hami")
+"""Plain Flux: the HelmReleases that install the GPU Operator and HAMi."""
 _HELM_REPO_INTERVAL = "12h"
 PRUNE_DISABLED = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
 """On every object the tool adopts or merges into rather than creates: Flux's garbage collection
@@ -84,11 +96,10 @@ AUDIT_RELEASE_READS: tuple[tuple[str, str], ...] = (
     ("rbac.authorization.k8s.io", "roles"),
 )
 """In each namespace holding Helm release Secrets: those, and the job's Role there."""
-COZYSTACK_SYSTEM_NAMESPACE = "cozy-system"
-COZYSTACK_GPU_OPERATOR_NAMESPACE = "cozy-gpu-operator"
-COZYSTACK_KUBEVIRT_NAMESPACE = "cozy-kubevirt"
-"""Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets
-(install.namespace in packages/core/platform/sources/*.yaml, cozystack@3c780acd)."""
+COZYSTACK_SYSTEM_NAMESPACE = PLATFORM_RELEASE.namespace
+COZYSTACK_GPU_OPERATOR_NAMESPACE = GPU_OPERATOR_RELEASE.namespace
+COZYSTACK_KUBEVIRT_NAMESPACE = KUBEVIRT_RELEASE.namespace
+"""Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets."""
 AUDIT_SECRET_NAMESPACES = (
     COZYSTACK_GPU_OPERATOR_NAMESPACE,
     COZYSTACK_KUBEVIRT_NAMESPACE,
@@ -109,11 +120,11 @@ def _helm_repository(name: str, namespace: str, url: str) -> KubeObject:
     }
 
 
-def _helm_release(name: str, namespace: str, chart: str, version: str, repo: str) -> KubeObject:
+def _helm_release(release: Release, chart: str, version: str, repo: str) -> KubeObject:
     return {
         "apiVersion": "helm.toolkit.fluxcd.io/v2",
         "kind": "HelmRelease",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": release.name, "namespace": release.namespace},
         "spec": {
             "interval": "10m",
             "chart": {
@@ -355,7 +366,7 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "nvidia", GPU_OPERATOR_NAMESPACE, GPU_OPERATOR_CHART_REPO
         ),
         "helmrelease.yaml": _helm_release(
-            "gpu-operator", GPU_OPERATOR_NAMESPACE, "gpu-operator", "v26.3.1", "nvidia"
+            FLUX_GPU_OPERATOR_RELEASE, "gpu-operator", "v26.3.1", "nvidia"
         ),
     },
     # A partial KubeVirt object: server-side apply claims only the fields it carries.
@@ -381,7 +392,7 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "hami-charts", HAMI_NAMESPACE, "https://project-hami.github.io/HAMi"
         ),
         "helmrelease.yaml": _helm_release(
-            "hami", HAMI_NAMESPACE, "hami", HAMI_CHART_VERSION, "hami-charts"
+            FLUX_HAMI_RELEASE, "hami", HAMI_CHART_VERSION, "hami-charts"
         ),
     },
     # The nightly audit job; Secrets are readable only where a release the audit reads keeps its
@@ -399,5 +410,5 @@ BASES: dict[str, dict[str, KubeObject]] = {
 }
 # HAMi schedules onto the GPU Operator's driver and toolkit: install it after them.
 BASES["flux-hami"]["helmrelease.yaml"]["spec"]["dependsOn"] = [
-    {"name": "gpu-operator", "namespace": GPU_OPERATOR_NAMESPACE}
+    {"name": FLUX_GPU_OPERATOR_RELEASE.name, "namespace": FLUX_GPU_OPERATOR_RELEASE.namespace}
 ]

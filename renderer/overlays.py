@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedata.objects import json_pointer
+from kubedata.yaml_io import dump_yaml
 
 from renderer.audit_rbac import audit_reads
 from renderer.bases import (
@@ -27,7 +28,6 @@ from renderer.flux import gpu_operator_values, kubevirt_configuration
 from renderer.kustomize import KUSTOMIZATION
 from renderer.profile import LoadedProfile
 from renderer.version import default_image
-from renderer.yaml_io import dump_yaml
 
 __all__ = [
     "Overlay",

@@ -73,7 +73,9 @@ def inventory(state: AuditState) -> None:
             if is_suspended(obj):
                 findings.add(suspended(findings, obj))
     for hr in live.list(*HELM_RELEASE):
-        if operator_generated(hr) and is_gpu_object(*HELM_RELEASE, str(meta(hr).get("name"))):
+        where = meta(hr)
+        namespace, name = str(where.get("namespace", "")), str(where.get("name", ""))
+        if operator_generated(hr) and is_gpu_object(*HELM_RELEASE, namespace, name):
             hand_edited_spec(findings, hr)
 
 

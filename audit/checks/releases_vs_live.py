@@ -13,6 +13,7 @@ import dataclasses
 
 from kubedata.objects import KubeObject, ObjectKey, key_of
 from renderer.audit_rbac import audit_reads
+from renderer.cozystack_names import KUBEVIRT_RELEASE, PLATFORM_RELEASE
 
 from audit.checks.flux import helm_release_controllers
 from audit.compare.pairs import compare_objects
@@ -68,7 +69,7 @@ def load_releases(state: AuditState) -> None:
             )
         )
     for storage, name in sorted(state.release_controllers):
-        if storage not in namespaces and is_gpu_object(*HELM_RELEASE, name):
+        if storage not in namespaces and is_gpu_object(*HELM_RELEASE, storage, name):
             state.notes.append(
                 f"release {storage}/{name} was not read: the audit reads the releases that "
                 f"render the GPU objects the profile implies, and its job may not read Secrets "
@@ -85,14 +86,14 @@ def load_releases(state: AuditState) -> None:
             continue
         state.releases[(release.namespace, release.name)] = release
     if state.ctx.platform == "cozystack":
-        for where in (("cozy-system", "cozystack-platform"), ("cozy-kubevirt", "kubevirt")):
-            if where[0] in namespaces and where not in state.releases:
+        for expected in (PLATFORM_RELEASE, KUBEVIRT_RELEASE):
+            if expected.namespace in namespaces and expected not in state.releases:
                 state.notes.append(
-                    f"no deployed release {where[0]}/{where[1]} was found: its objects were "
+                    f"no deployed release {expected} was found: its objects were "
                     "compared with the profile only"
                     + (
                         "; Packages left by helm.sh/resource-policy: keep cannot be told"
-                        if where[1] == "cozystack-platform"
+                        if expected == PLATFORM_RELEASE
                         else ""
                     )
                 )

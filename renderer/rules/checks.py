@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from kubedata.yaml_io import Path
+
 from renderer.errors import Problem
 from renderer.profile import LoadedProfile
 from renderer.rules.checker import RuleChecker
@@ -17,7 +19,6 @@ from renderer.rules.devices import check_devices, check_mdev_creators, check_vgp
 from renderer.rules.live_state import check_live_state
 from renderer.rules.platform import check_container_takeover, check_platform
 from renderer.rules.syntax import DNS_SUBDOMAIN
-from renderer.yaml_io import Path
 
 __all__ = ["check_profile"]
 

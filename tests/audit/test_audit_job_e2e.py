@@ -42,15 +42,34 @@ from tests.renderer.rbac_paths import uncovered
 from tests.renderer.test_audit_rbac import granted
 
 CLUSTERS = sorted(p.name for p in EXAMPLES.iterdir() if (p / "gpu-profile.yaml").is_file())
+FLX0 = """apiVersion: gpu-gitops/v1alpha1
+kind: GPUProfile
+metadata:
+  name: flx0
+spec:
+  platform:
+    type: flux
+  variant: none
+  flux:
+    url: ssh://git@git.example.com/platform/gitops.git
+"""
+"""Plain Flux without GPUs: the variant no example cluster has there (no release Secret read)."""
 
 
 @pytest.fixture(scope="module")
 def published(
     tmp_path_factory: pytest.TempPathFactory, pushgateway: Pushgateway
 ) -> tuple[Path, str, dict[str, bytes]]:
-    """Every example cluster and sto1 (variant none) with the audit job on, published."""
+    """Every example cluster, sto1 (Cozystack, variant none) and flx0 (plain Flux, variant
+    none) with the audit job on, published."""
     root = tmp_path_factory.mktemp("e2e")
-    sources = {name: EXAMPLES / name for name in CLUSTERS} | {"sto1": DEMO / "clusters" / "sto1"}
+    flx0 = root / "flx0"
+    flx0.mkdir()
+    (flx0 / "gpu-profile.yaml").write_text(FLX0)
+    sources = {name: EXAMPLES / name for name in CLUSTERS} | {
+        "sto1": DEMO / "clusters" / "sto1",
+        "flx0": flx0,
+    }
     folders = {}
     for name, source in sources.items():
         folder = folders[name] = root / "profiles" / name
@@ -74,7 +93,7 @@ def crds() -> list[dict[str, Any]]:
     return [*load_crds(), load_crd(HELM_REPOSITORY), *vms, PROMETHEUS_RULE_CRD]
 
 
-@pytest.mark.parametrize("cluster", [*CLUSTERS, "sto1"])
+@pytest.mark.parametrize("cluster", [*CLUSTERS, "sto1", "flx0"])
 def test_the_cronjob_audits_the_cluster_in_cluster(
     cluster: str,
     published: tuple[Path, str, dict[str, bytes]],

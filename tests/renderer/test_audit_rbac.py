@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kubedata.yaml_io import load_all
 from renderer.audit_rbac import RbacRule, audit_rbac_rules, audit_reads, secret_namespaces
 from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE
 from renderer.build import build_overlays
@@ -14,7 +15,6 @@ from renderer.overlays import cluster_overlay
 from renderer.profile import LoadedProfile, load_profile_bytes
 from renderer.rules.checks import check_profile
 from renderer.version import package_version
-from renderer.yaml_io import load_all
 from tests.renderer.profile_texts import PLATFORM_OK
 from tests.renderer.rbac_paths import request_rule, uncovered, unused
 

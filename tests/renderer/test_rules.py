@@ -14,11 +14,11 @@ from typing import Any
 import git
 import pytest
 
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.errors import Problem, ProfileError
 from renderer.render import label_commands, render_profiles
 from renderer.validate import Checked, check_clusters
-from renderer.yaml_io import load_all
 from tests.renderer.profile_texts import HEAD
 
 PROFILE = "clusters/c1/gpu-profile.yaml"

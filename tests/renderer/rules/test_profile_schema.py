@@ -21,11 +21,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+from kubedata.errors import YamlError
+from kubedata.yaml_io import load_marked
 from renderer.errors import ProfileError
 from renderer.rules.checker import RuleChecker
 from renderer.rules.profile_schema import NOT_EXPRESSIBLE, profile_schema
 from renderer.validate import check_files
-from renderer.yaml_io import load_marked
 from tests.conftest import REPO_ROOT
 from tests.renderer import test_bad_input
 from tests.renderer.profile_texts import HEAD, PLATFORM_OK
@@ -369,7 +370,7 @@ def _document(profile: bytes) -> Any:
     """The profile as the schema sees it, or None where there is no JSON document."""
     try:
         data, _ = load_marked(profile.decode("utf-8"), "c1")
-    except (ProfileError, UnicodeDecodeError):
+    except (YamlError, UnicodeDecodeError):
         return None
     return data
 
