@@ -307,9 +307,8 @@ def apply_edits(text: str, edits: Sequence[Edit], file: str) -> str:
     try:
         doc = yaml.load(text)
     except YAMLError as exc:
-        raise AdoptError(
-            f"{file}: not YAML ruamel.yaml can edit ({exc}); edit it by hand"
-        ) from None
+        why = " ".join(str(exc).split())  # one line, whatever the parser said
+        raise AdoptError(f"{file}: not YAML that can be edited ({why}); edit it by hand") from None
     if not isinstance(doc, CommentedMap):
         raise AdoptError(f"{file}: not a YAML mapping")
     _keep_anchors(doc)

@@ -1,5 +1,5 @@
 """Reports of an audit: text (people), json (DESIGN §6 contract), markdown (PR bots, issues) and
-prometheus (text exposition for the nightly job).
+prometheus (text exposition, metrics.py).
 
 Findings arrive redacted (redact.py): no format adds a value a finding does not carry. An
 incomplete audit says so first in every format, and is never presented as clean.
@@ -13,7 +13,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from audit.findings.finding import FINDING_TYPES, REVERTS, SEVERITIES, Finding
+from kubedata.text import inert, markdown_text
+
+from audit.findings.finding import FINDING_TYPES, SEVERITIES, Finding
+from audit.metrics import render_prometheus
 from audit.result import AuditResult
 
 __all__ = ["FORMATS", "MARKDOWN_LIMIT", "SCHEMA_VERSION", "render_report", "to_json"]
@@ -155,19 +158,26 @@ def render_text(result: AuditResult) -> str:
         lines += ["", "notes:"] + [f"  - {n}" for n in result.notes]
     if result.problems:
         lines += ["", "could not read:"] + [f"  - {p}" for p in result.problems]
-    return "\n".join(lines) + "\n"
+    # values and names come from the cluster: no line of them may hold a terminal escape or
+    # start another line
+    return "\n".join(inert(line) for line in lines) + "\n"
 
 
 # -- markdown ------------------------------------------------------------------------------------
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text from the cluster or git, made inert for Markdown (see kubedata.text)."""
+    return markdown_text(text)
+
+
+def _span(text: str) -> str:
+    """A code span of untrusted text: one line, and no backtick to end it early."""
+    return "`" + inert(text).replace("`", "'") + "`"
 
 
 def _code(value: Any) -> str:
-    text = _short(value, 120)
-    return "`" + text.replace("`", "'") + "`"
+    return _span(_short(value, 120))
 
 
 def render_markdown(result: AuditResult) -> str:
@@ -185,15 +195,15 @@ def render_markdown(result: AuditResult) -> str:
         ]
         for f in result.findings:
             managers = ", ".join(m.manager for m in f.managers) or "—"
-            source = f"`{f.source}`" if f.source else "—"
+            source = _span(str(f.source)) if f.source else "—"
             out.append(
-                f"| {f.severity} | {f.type} | `{_md(str(f.object))}` | `{_md(f.path or '/')}` "
-                f"| {_md(managers)} | {_md(_reverts(f))} | {_md(source)} |"
+                f"| {f.severity} | {f.type} | {_span(str(f.object))} | {_span(f.path or '/')} "
+                f"| {_md(managers)} | {_md(_reverts(f))} | {source} |"
             )
         out += ["", "<details><summary>Details and fixes</summary>", ""]
         for f in result.findings:
             out.append(
-                f"- **{f.severity}** {f.type} `{_md(str(f.object))}` `{f.path or '/'}` "
+                f"- **{f.severity}** {f.type} {_span(str(f.object))} {_span(f.path or '/')} "
                 f"(id `{f.id}`): "
             )
             out.append(f"  {_md(f.message)}")
@@ -213,45 +223,6 @@ def render_markdown(result: AuditResult) -> str:
         cut = text[: MARKDOWN_LIMIT - 200].rsplit("\n", 1)[0]
         text = cut + "\n\n…truncated: run `gpu-gitops audit -o json` for every finding.\n"
     return text
-
-
-# -- prometheus ----------------------------------------------------------------------------------
-
-
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def render_prometheus(result: AuditResult) -> str:
-    counts = Counter((f.type, f.severity, f.revert) for f in result.findings)
-    lines = [
-        "# HELP gpu_gitops_audit_findings Findings of the last drift audit by type, severity and "
-        "revert class.",
-        "# TYPE gpu_gitops_audit_findings gauge",
-    ]
-    for ftype in FINDING_TYPES:
-        for severity in SEVERITIES:
-            for revert in REVERTS:
-                n = counts.get((ftype, severity, revert))
-                if n:
-                    lines.append(
-                        f'gpu_gitops_audit_findings{{type="{ftype}",severity="{severity}",'
-                        f'revert="{revert}"}} {n}'
-                    )
-    lines += [
-        "# HELP gpu_gitops_audit_complete 1 when the audit read everything it needed, else 0.",
-        "# TYPE gpu_gitops_audit_complete gauge",
-        f"gpu_gitops_audit_complete {int(result.complete)}",
-        "# HELP gpu_gitops_audit_timestamp_seconds When the audit ran, in Unix time.",
-        "# TYPE gpu_gitops_audit_timestamp_seconds gauge",
-        f"gpu_gitops_audit_timestamp_seconds {result.timestamp:.3f}",
-        "# HELP gpu_gitops_audit_info The audited cluster and the desired revision.",
-        "# TYPE gpu_gitops_audit_info gauge",
-        f'gpu_gitops_audit_info{{cluster="{_label(result.cluster)}",'
-        f'desired_source="{_label(result.desired_source)}",'
-        f'desired_revision="{_label(result.desired_revision)}"}} 1',
-    ]
-    return "\n".join(lines) + "\n"
 
 
 FORMATS: dict[str, Callable[[AuditResult], str]] = {

@@ -35,12 +35,7 @@ from audit.checks.flux import find_kustomization
 from audit.checks.git_vs_live import compare_git
 from audit.checks.inventory import inventory
 from audit.checks.node_labels import check_nodes
-from audit.checks.releases_vs_live import (
-    COZYSTACK_RELEASES,
-    compare_releases,
-    load_releases,
-    read_helm_releases,
-)
+from audit.checks.releases_vs_live import compare_releases, load_releases, read_helm_releases
 from audit.checks.vm_devices import check_vms
 from audit.checks.wiring_vs_live import compare_wiring, expect_wiring
 from audit.errors import AuditError
@@ -55,7 +50,6 @@ from audit.sources.live import Live
 from audit.sources.state import AuditState
 
 __all__ = [
-    "COZYSTACK_RELEASES",
     "FLUX_KINDS",
     "STEPS",
     "AuditResult",

@@ -18,6 +18,7 @@ from audit.errors import AuditError, IncompleteReadError, KubeApiError
 from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
 from audit.kube.snapshot import empty_lists, load_snapshot
+from audit.metrics import PushError, push_metrics
 from audit.report import FORMATS, render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
@@ -27,6 +28,7 @@ from gpu_gitops.console import Console
 from renderer.errors import GitError
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
+from renderer.rules.syntax import url_problem
 
 __all__ = ["add_live_args", "cmd_audit", "define_audit", "live_source", "run_audit"]
 
@@ -91,6 +93,9 @@ def run_audit(
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+    problem = url_problem(args.pushgateway) if args.pushgateway is not None else None
+    if problem:
+        raise AuditError(f"--pushgateway: {problem}")
     result = run_audit(args, console, lambda result, _: result)
     console.data(render_report(result, args.output))
     if not result.complete:
@@ -98,6 +103,12 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
             f"{len(result.problems)} problem(s), listed in the report"
         )
+    if args.pushgateway:
+        try:
+            push_metrics(result, args.pushgateway)
+        except PushError as exc:
+            console.problem(f"gpu-gitops: error: {exc}")
+            return 2
     return result.exit_code
 
 
@@ -110,11 +121,16 @@ gpu-gitops audit --cluster ams1                          # current kubeconfig co
 gpu-gitops audit --cluster ams1 --context ams1-admin -o json
 gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl dumps:
   kubectl get RESOURCE -A --show-managed-fields -o yaml > dumps/ams1/RESOURCE.yaml
-gpu-gitops audit --cluster ams1 --in-cluster -o prometheus   # the nightly CronJob
+gpu-gitops audit --cluster ams1 --in-cluster --pushgateway http://pgw:9091   # the nightly job
 exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
     )
     add_live_args(p)
     p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
+    p.add_argument(
+        "--pushgateway",
+        metavar="URL",
+        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster)",
+    )
     add_repo_arg(p)
     return cmd_audit
 

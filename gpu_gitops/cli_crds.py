@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpu_gitops.console import Console
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.crds import CRDFileError, Registry, namespace_kind
 from renderer.errors import Problem, ProfileError
 from renderer.render import render_profiles
 from renderer.validate import Checked
-from renderer.yaml_io import load_all
 
 __all__ = ["check_schemas"]
 

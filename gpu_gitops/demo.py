@@ -25,6 +25,7 @@ from audit.sources.live import Live, SnapshotReader
 from gpu_gitops.cli_adopt import report_plan
 from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.errors import RenderError
 from renderer.gitrepo import init_repo
@@ -32,7 +33,6 @@ from renderer.publish.publish import publish
 from renderer.render import label_commands, render_profiles
 from renderer.validate import check_clusters
 from renderer.write import write_dirs
-from renderer.yaml_io import load_all
 
 __all__ = ["audit_snapshots", "define_demo", "demo_dir", "examples_dir", "run_demo"]
 

@@ -2,11 +2,12 @@
 
 KubeDataError           base
  +-- RetriesExhausted    a call kept failing in a retryable way (kubedata.retry)
+ +-- YamlError           a YAML text is not plain data of one document (kubedata.yaml_io)
 """
 
 from __future__ import annotations
 
-__all__ = ["KubeDataError", "RetriesExhausted"]
+__all__ = ["KubeDataError", "RetriesExhausted", "YamlError"]
 
 
 class KubeDataError(Exception):
@@ -25,3 +26,13 @@ class RetriesExhausted(KubeDataError):
         self.attempts = attempts
         self.why = why
         self.wait = wait
+
+
+class YamlError(KubeDataError):
+    """A YAML text that cannot be read: `file`, `line` (1-based; 0 when unknown) and what to do."""
+
+    def __init__(self, file: str, line: int, message: str):
+        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
+        self.file = file
+        self.line = line
+        self.message = message

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubedata.diff import Item
-from renderer.yaml_io import dump_yaml
+from kubedata.yaml_io import dump_yaml
 
 from prbot.diff import FieldChange, ObjectChange
 from prbot.nodes import NodeChange

@@ -12,11 +12,11 @@ import dataclasses
 from typing import Any
 
 from kubedata.objects import KubeObject
+from kubedata.yaml_io import Marks
 from renderer.cozystack import GPU_OPERATOR, HAMI, effective_values
 from renderer.model import Device, Variant
 from renderer.platform_file import PLATFORM_KEY
 from renderer.profile import LoadedProfile, PlatformDoc
-from renderer.yaml_io import Marks
 
 from prbot.risk_check import Objects
 

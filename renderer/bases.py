@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from kubedata.objects import KubeObject
 
+from renderer.cozystack_names import (
+    GPU_OPERATOR_RELEASE,
+    KUBEVIRT_RELEASE,
+    PLATFORM_RELEASE,
+    Release,
+)
+
 __all__ = [
+    "AUDIT_ALERT_READS",
     "AUDIT_COZYSTACK_READS",
     "AUDIT_NAME",
     "AUDIT_NAMESPACE",
@@ -18,15 +26,17 @@ __all__ = [
     "AUDIT_SECRET_NAMESPACES",
     "BASES",
     "COZYSTACK_GPU_OPERATOR_NAMESPACE",
-    "COZYSTACK_HAMI_NAMESPACE",
     "COZYSTACK_KUBEVIRT_NAMESPACE",
     "COZYSTACK_SYSTEM_NAMESPACE",
+    "FLUX_GPU_OPERATOR_RELEASE",
+    "FLUX_HAMI_RELEASE",
     "GPU_OPERATOR_CHART_REPO",
     "GPU_OPERATOR_NAMESPACE",
     "HAMI_CHART_VERSION",
     "HAMI_NAMESPACE",
     "KUBEVIRT_NAMESPACE",
     "PRUNE_DISABLED",
+    "audit_alert_rules",
     "read_rules",
 ]
 
@@ -36,6 +46,9 @@ HAMI_CHART_VERSION = "2.10.0"
 HAMI_NAMESPACE = "kube-system"
 KUBEVIRT_NAMESPACE = "kubevirt"
 """Plain Flux: where the bases put the KubeVirt CR; overlays move it to spec.kubevirt.namespace."""
+FLUX_GPU_OPERATOR_RELEASE = Release(GPU_OPERATOR_NAMESPACE, "gpu-operator")
+FLUX_HAMI_RELEASE = Release(HAMI_NAMESPACE, "hami")
+"""Plain Flux: the HelmReleases that install the GPU Operator and HAMi."""
 _HELM_REPO_INTERVAL = "12h"
 PRUNE_DISABLED = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
 """On every object the tool adopts or merges into rather than creates: Flux's garbage collection
@@ -75,28 +88,26 @@ AUDIT_OWN_READS: tuple[tuple[str, str], ...] = (
     ("rbac.authorization.k8s.io", "roles"),
 )
 """In AUDIT_NAMESPACE: the job's own objects, which the auditor compares with git like any other."""
+AUDIT_ALERT_READS: tuple[tuple[str, str], ...] = (("monitoring.coreos.com", "prometheusrules"),)
+"""...and the job's PrometheusRule, when the profile asks for alerts."""
 AUDIT_RELEASE_READS: tuple[tuple[str, str], ...] = (
     ("", "secrets"),
     ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "roles"),
 )
 """In each namespace holding Helm release Secrets: those, and the job's Role there."""
-COZYSTACK_SYSTEM_NAMESPACE = "cozy-system"
-COZYSTACK_GPU_OPERATOR_NAMESPACE = "cozy-gpu-operator"
-COZYSTACK_KUBEVIRT_NAMESPACE = "cozy-kubevirt"
-COZYSTACK_HAMI_NAMESPACE = "cozy-hami"
-"""Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets
-(install.namespace in packages/core/platform/sources/*.yaml, cozystack@3c780acd)."""
+COZYSTACK_SYSTEM_NAMESPACE = PLATFORM_RELEASE.namespace
+COZYSTACK_GPU_OPERATOR_NAMESPACE = GPU_OPERATOR_RELEASE.namespace
+COZYSTACK_KUBEVIRT_NAMESPACE = KUBEVIRT_RELEASE.namespace
+"""Where Cozystack's GPU-related Helm releases keep their sh.helm.release.v1 Secrets."""
 AUDIT_SECRET_NAMESPACES = (
     COZYSTACK_GPU_OPERATOR_NAMESPACE,
-    COZYSTACK_HAMI_NAMESPACE,
     COZYSTACK_KUBEVIRT_NAMESPACE,
     COZYSTACK_SYSTEM_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
-    HAMI_NAMESPACE,
-    KUBEVIRT_NAMESPACE,
 )
-"""Each has a base `audit-secrets-<namespace>`: a Role reading Secrets there, and its binding."""
+"""Where a release the audit reads can live: each has a base `audit-secrets-<namespace>`, a Role
+reading Secrets there and its binding (renderer.audit_rbac picks them per profile)."""
 _READ_VERBS = ["get", "list"]
 
 
@@ -109,11 +120,11 @@ def _helm_repository(name: str, namespace: str, url: str) -> KubeObject:
     }
 
 
-def _helm_release(name: str, namespace: str, chart: str, version: str, repo: str) -> KubeObject:
+def _helm_release(release: Release, chart: str, version: str, repo: str) -> KubeObject:
     return {
         "apiVersion": "helm.toolkit.fluxcd.io/v2",
         "kind": "HelmRelease",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": release.name, "namespace": release.namespace},
         "spec": {
             "interval": "10m",
             "chart": {
@@ -143,26 +154,27 @@ def read_rules(reads: tuple[tuple[str, str], ...]) -> list[KubeObject]:
 
 
 def _audit_pod() -> KubeObject:
-    """The audit Job's pod: restricted, read-only root, a scratch emptyDir."""
+    """The audit Job's pod: restricted, read-only root, a scratch emptyDir; each overlay patches in
+    the profile's image, args and resources (the placeholders below)."""
     container = {
         "name": "audit",
-        "image": "gpu-gitops",  # replaced by each overlay with spec.audit.image
+        "image": "gpu-gitops",
         "command": ["gpu-gitops"],
-        "args": ["audit", "--cluster", "CLUSTER", "-o", "json"],  # replaced likewise
+        "args": ["audit", "--cluster", "CLUSTER", "--in-cluster"],
+        # the artifact download and Python need a writable home; the root filesystem is not
         "env": [{"name": "HOME", "value": "/tmp"}],
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "readOnlyRootFilesystem": True,
             "capabilities": {"drop": ["ALL"]},
         },
-        "resources": {
-            "requests": {"cpu": "100m", "memory": "256Mi"},
-            "limits": {"memory": "1Gi"},
-        },
+        "resources": {},
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
     }
-    pod = {
+    return {
         "serviceAccountName": AUDIT_NAME,
+        # Never: a failed container is never restarted in place, each retry is a new pod
+        # (and podFailurePolicy requires it)
         "restartPolicy": "Never",
         "securityContext": {
             "runAsNonRoot": True,
@@ -171,24 +183,27 @@ def _audit_pod() -> KubeObject:
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "containers": [container],
-        # the artifact download and the report need a writable scratch directory
-        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "512Mi"}}],
+        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
     }
-    return pod
 
 
 def _audit_job_spec(labels: dict[str, str]) -> KubeObject:
     return {
-        "backoffLimit": 2,
+        # exit 2 (incomplete: API or network trouble) is retried once; exit 1 ("drift found")
+        # fails the Job at once, with no retry pod; an eviction (node drain) does not count.
+        "backoffLimit": 1,
+        # two runs of at most --deadline (audit/kube/api.py DEFAULT_DEADLINE, 900 s) each
         "activeDeadlineSeconds": 3600,
-        # exit 1 means "drift found": the Job fails at once (alerting on failed Jobs works),
-        # while exit 2 (incomplete: API or network trouble) is retried.
         "podFailurePolicy": {
             "rules": [
                 {
                     "action": "FailJob",
                     "onExitCodes": {"containerName": "audit", "operator": "In", "values": [1]},
-                }
+                },
+                {
+                    "action": "Ignore",
+                    "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+                },
             ]
         },
         "template": {"metadata": {"labels": labels}, "spec": _audit_pod()},
@@ -196,6 +211,8 @@ def _audit_job_spec(labels: dict[str, str]) -> KubeObject:
 
 
 def _audit_job() -> dict[str, KubeObject]:
+    """The CronJob, its ServiceAccount and RBAC; each overlay patches in the rules
+    renderer.audit_rbac computes."""
     meta = {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
     labels = {"app.kubernetes.io/name": AUDIT_NAME, "app.kubernetes.io/managed-by": "gpu-gitops"}
     return {
@@ -213,8 +230,9 @@ def _audit_job() -> dict[str, KubeObject]:
             "kind": "CronJob",
             "metadata": {**meta, "labels": labels},
             "spec": {
-                "schedule": "17 3 * * *",  # replaced by each overlay
+                "schedule": "17 3 * * *",
                 "concurrencyPolicy": "Forbid",
+                # a run missed by more than an hour (controller down) is skipped, not piled up
                 "startingDeadlineSeconds": 3600,
                 "successfulJobsHistoryLimit": 3,
                 "failedJobsHistoryLimit": 3,
@@ -225,17 +243,63 @@ def _audit_job() -> dict[str, KubeObject]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
             "metadata": {"name": AUDIT_NAME},
-            "rules": read_rules(AUDIT_READS),
+            "rules": [],
         },
         "clusterrolebinding.yaml": _binding("ClusterRoleBinding", "ClusterRole", AUDIT_NAME, None),
         "role.yaml": {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
             "metadata": meta,
-            "rules": read_rules(AUDIT_OWN_READS),
+            "rules": [],
         },
         "rolebinding.yaml": _binding("RoleBinding", "Role", AUDIT_NAME, AUDIT_NAMESPACE),
     }
+
+
+def audit_alert_rules(cluster: str) -> list[KubeObject]:
+    """Alerting rules on the metrics the audit pushes (audit/metrics.py names them)."""
+    where = f'job="{AUDIT_NAME}",cluster="{cluster}"'
+    last_success = f"gpu_gitops_audit_last_success_timestamp_seconds{{{where}}}"
+    return [
+        {
+            "alert": "GpuGitopsHighDrift",
+            "expr": f'sum(gpu_gitops_audit_findings{{{where},severity="high"}}) > 0',
+            "labels": {"severity": "warning"},
+            "annotations": {
+                "summary": f"GPU wiring of {cluster} drifted from git",
+                "description": "The last drift audit found high-severity drift; run gpu-gitops "
+                f"audit --cluster {cluster} for the fields, who changed them and the fix.",
+            },
+        },
+        {
+            "alert": "GpuGitopsAuditIncomplete",
+            "expr": f"gpu_gitops_audit_complete{{{where}}} == 0",
+            "labels": {"severity": "warning"},
+            "annotations": {
+                "summary": f"The drift audit of {cluster} could not read everything",
+                "description": "An incomplete audit is never clean: see the job's log for the "
+                "reads that failed (RBAC, API or source-controller trouble).",
+            },
+        },
+        *(
+            {
+                "alert": "GpuGitopsAuditMissing",
+                "expr": expr,
+                **({"for": wait} if wait else {}),
+                "labels": {"severity": "warning"},
+                "annotations": {
+                    "summary": f"No successful drift audit of {cluster} for 36 hours",
+                    "description": f"Check the CronJob {AUDIT_NAMESPACE}/{AUDIT_NAME}: suspended, "
+                    "failing, or unable to reach the Pushgateway.",
+                },
+            }
+            # stale, or never pushed since the rule exists (the same alert, as two rules)
+            for expr, wait in (
+                (f"time() - {last_success} > 36 * 3600", ""),
+                (f"absent({last_success})", "36h"),
+            )
+        ),
+    ]
 
 
 def _binding(kind: str, role_kind: str, name: str, namespace: str | None) -> KubeObject:
@@ -302,7 +366,7 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "nvidia", GPU_OPERATOR_NAMESPACE, GPU_OPERATOR_CHART_REPO
         ),
         "helmrelease.yaml": _helm_release(
-            "gpu-operator", GPU_OPERATOR_NAMESPACE, "gpu-operator", "v26.3.1", "nvidia"
+            FLUX_GPU_OPERATOR_RELEASE, "gpu-operator", "v26.3.1", "nvidia"
         ),
     },
     # A partial KubeVirt object: server-side apply claims only the fields it carries.
@@ -328,15 +392,23 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "hami-charts", HAMI_NAMESPACE, "https://project-hami.github.io/HAMi"
         ),
         "helmrelease.yaml": _helm_release(
-            "hami", HAMI_NAMESPACE, "hami", HAMI_CHART_VERSION, "hami-charts"
+            FLUX_HAMI_RELEASE, "hami", HAMI_CHART_VERSION, "hami-charts"
         ),
     },
-    # The nightly audit job; Secrets are readable only where Helm keeps release Secrets, one
-    # base per namespace ("audit-secrets-kubevirt" is moved to spec.kubevirt.namespace).
+    # The nightly audit job; Secrets are readable only where a release the audit reads keeps its
+    # release Secrets, one base per namespace.
     "audit-job": _audit_job(),
+    "audit-alerts": {
+        "prometheusrule.yaml": {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": {"name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE},
+            "spec": {"groups": [{"name": "gpu-gitops-audit", "rules": []}]},
+        }
+    },
     **{f"audit-secrets-{ns}": _release_secrets(ns) for ns in AUDIT_SECRET_NAMESPACES},
 }
 # HAMi schedules onto the GPU Operator's driver and toolkit: install it after them.
 BASES["flux-hami"]["helmrelease.yaml"]["spec"]["dependsOn"] = [
-    {"name": "gpu-operator", "namespace": GPU_OPERATOR_NAMESPACE}
+    {"name": FLUX_GPU_OPERATOR_RELEASE.name, "namespace": FLUX_GPU_OPERATOR_RELEASE.namespace}
 ]

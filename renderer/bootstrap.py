@@ -13,10 +13,10 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 from kubedata.objects import KubeObject
+from kubedata.yaml_io import dump_yaml
 
 from renderer.errors import Problem
 from renderer.profile import LoadedProfile
-from renderer.yaml_io import dump_yaml
 
 __all__ = [
     "FLUX_DIR",

@@ -24,10 +24,12 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from renderer.errors import BuildError
-from renderer.overlays import Overlay, base_files
+
+if TYPE_CHECKING:
+    from renderer.overlays import Overlay
 
 __all__ = [
     "BUILD_TIMEOUT",
@@ -223,6 +225,10 @@ def build_dir(path: Path) -> str:
 
 def materialize(root: Path, overlays: Mapping[str, Overlay]) -> None:
     """Write overlays/base/ and overlays/<name>/ under `root` (a scratch directory)."""
+    # overlays.py loads the whole renderer: validate, which builds only committed overlays
+    # (committed.py -> build_dirs), starts without it
+    from renderer.overlays import base_files
+
     for rel, text in base_files().items():
         _write(root / "overlays" / "base" / rel, text)
     for name, overlay in overlays.items():

@@ -17,10 +17,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from kubedata.yaml_io import load_marked, nearest_line
+
 from renderer.build import build_dirs, scratch_dir
-from renderer.errors import Problem, ProfileError
+from renderer.errors import Problem, ProfileError, yaml_problems
 from renderer.repofiles import link_problem, repo_path
-from renderer.yaml_io import load_marked, nearest_line
 
 __all__ = ["MAX_OVERLAYS_BYTES", "build_committed"]
 
@@ -95,7 +96,8 @@ def _references(doc: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], st
 def _check(copy: Path, rel_file: str) -> None:
     """Every reference of the kustomization `rel_file` (under copy/) stays inside overlays/."""
     path = copy / rel_file
-    doc, marks = load_marked(path.read_text(encoding="utf-8"), rel_file)
+    with yaml_problems():
+        doc, marks = load_marked(path.read_text(encoding="utf-8"), rel_file)
     if not isinstance(doc, dict):
         raise ProfileError([Problem(rel_file, 1, "", "must be a kustomization (a mapping)")])
     problems: list[Problem] = []

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubedata.objects import KubeObject
 
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT, PLATFORM_PACKAGE
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import ProfileSpec
 from renderer.wiring import (
@@ -40,10 +41,6 @@ __all__ = [
     "predict_packages",
 ]
 
-PLATFORM_PACKAGE = "cozystack.cozystack-platform"
-GPU_OPERATOR = "cozystack.gpu-operator"
-HAMI = "cozystack.hami"
-KUBEVIRT = "cozystack.kubevirt"
 SUPPORTED_VERSIONS = ("1.5", "1.6", "main")
 BUNDLE_VARIANTS = {"passthrough": "default", "vgpu": "vgpu"}
 """Profile variant -> bundles.iaas.gpuOperatorVariant. The bundle rejects anything else."""

@@ -9,13 +9,23 @@ RenderError                 base: the CLI prints its message (one line per probl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from kubedata.errors import YamlError
 from kubedata.text import inert
 
-__all__ = ["BuildError", "GitError", "Problem", "ProfileError", "RenderError", "WriteError"]
+__all__ = [
+    "BuildError",
+    "GitError",
+    "Problem",
+    "ProfileError",
+    "RenderError",
+    "WriteError",
+    "yaml_problems",
+]
 
 Severity = Literal["error", "warning"]
 
@@ -59,3 +69,13 @@ class WriteError(RenderError):
 
 class GitError(RenderError):
     """A git operation failed."""
+
+
+@contextmanager
+def yaml_problems() -> Iterator[None]:
+    """A YAML file the renderer reads that cannot be read is a ProfileError: one Problem at the
+    file and line kubedata.yaml_io names."""
+    try:
+        yield
+    except YamlError as exc:
+        raise ProfileError([Problem(exc.file, exc.line, "", exc.message)]) from None

@@ -5,7 +5,9 @@ pykustomize ships kustomize as a shared library with a small C interface (declar
 event loop: about 90 ms of start-up for every build worker (pycparser, asyncio, importlib.metadata),
 most of what `gpu-gitops validate` of one profile used to wait for. The same library called
 through ctypes costs a few ms. The library keeps one process-wide "last error": build.py runs each
-build in a worker process of its own (kustomize_worker.py), one build at a time.
+build in a worker process of its own (kustomize_worker.py), one build at a time. Errors are
+RuntimeErrors carrying a message: the worker passes the message on, build.py makes the BuildError
+(the worker imports nothing of the renderer but this module, to start fast).
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import functools
 import importlib.util
 import platform
 from pathlib import Path
-
-from renderer.errors import BuildError
 
 __all__ = ["KUSTOMIZATION", "kustomize_build"]
 
@@ -44,7 +44,7 @@ def _library() -> ctypes.CDLL:
     rel = Path("_lib", f"{system.lower()}-{_GO_ARCH.get(machine, machine)}", _NAMES.get(system, ""))
     found = [Path(f) / rel for f in folders if (Path(f) / rel).is_file()]
     if not found:
-        raise BuildError(
+        raise RuntimeError(
             f"pykustomize's kustomize library ({rel}) is not installed for {system} {machine}: "
             "pip install --ignore-requires-python pykustomize"
         )

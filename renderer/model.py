@@ -17,6 +17,7 @@ from renderer.rules.syntax import (
     EXTENDED_RESOURCE,
     GIT_BRANCH,
     GIT_URL,
+    HTTP_URL,
     IMAGE,
     IMAGE_PATH,
     IMAGE_REGISTRY,
@@ -29,6 +30,7 @@ __all__ = [
     "VGPU",
     "Architecture",
     "AuditJob",
+    "AuditResources",
     "Device",
     "Flux",
     "GPUProfile",
@@ -208,6 +210,20 @@ class KubeVirtTarget:
 
 
 @dataclass(frozen=True)
+class AuditResources:
+    """Requests and limits of the audit container (Kubernetes quantities)."""
+
+    requests: dict[str, str] = spec(
+        "Requests (default cpu 100m, memory 512Mi: above the measured peak of an audit).",
+        factory=lambda: {"cpu": "100m", "memory": "512Mi"},
+    )
+    limits: dict[str, str] = spec(
+        "Limits (default memory 1Gi; no CPU limit, which would only slow the run down).",
+        factory=lambda: {"memory": "1Gi"},
+    )
+
+
+@dataclass(frozen=True)
 class AuditJob:
     """The nightly drift-audit CronJob."""
 
@@ -216,10 +232,24 @@ class AuditJob:
         default="17 3 * * *",
         syntax=CRON_SCHEDULE,
     )
-    image: str = spec("Image holding gpu-gitops.", default="", syntax=IMAGE)
-    output: Literal["text", "json", "markdown", "prometheus"] = spec(
-        "Report format.", default="json"
+    image: str = spec(
+        "Image holding gpu-gitops; default: the published image of the version that rendered.",
+        default="",
+        syntax=IMAGE,
     )
+    output: Literal["text", "json", "markdown", "prometheus"] = spec(
+        "Report format in the job's log.", default="json"
+    )
+    pushgateway: str | None = spec(
+        "Prometheus Pushgateway URL the metrics are pushed to (grouped by job and cluster).",
+        default=None,
+        syntax=HTTP_URL,
+    )
+    alerts: bool = spec(
+        "Render a PrometheusRule: high drift, audit incomplete, no successful audit for 36h.",
+        default=False,
+    )
+    resources: AuditResources = spec("Requests and limits of the job.", factory=AuditResources)
 
 
 @dataclass(frozen=True)

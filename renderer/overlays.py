@@ -13,21 +13,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedata.objects import json_pointer
+from kubedata.yaml_io import dump_yaml
 
-from renderer.audit_rbac import secret_bases
+from renderer.audit_rbac import audit_reads
 from renderer.bases import (
-    AUDIT_COZYSTACK_READS,
     AUDIT_NAME,
-    AUDIT_SECRETS_ROLE,
     BASES,
     PRUNE_DISABLED,
+    audit_alert_rules,
     read_rules,
 )
 from renderer.cozystack import effective_values, platform_gpu_values
 from renderer.flux import gpu_operator_values, kubevirt_configuration
 from renderer.kustomize import KUSTOMIZATION
 from renderer.profile import LoadedProfile
-from renderer.yaml_io import dump_yaml
+from renderer.version import default_image
 
 __all__ = [
     "Overlay",
@@ -124,32 +124,7 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
     else:
         _flux_overlay(lp, bases, patch)
     if spec.audit is not None:
-        bases.append("audit-job")
-        job = "/spec/jobTemplate/spec/template/spec/containers/0"
-        command = ["audit", "--cluster", lp.name, "-o", spec.audit.output]
-        patch(
-            "audit-job.patch.yaml",
-            {"kind": "CronJob", "name": AUDIT_NAME},
-            [
-                ("replace", "/spec/schedule", spec.audit.schedule),
-                ("replace", f"{job}/image", spec.audit.image),
-                ("replace", f"{job}/args", command),
-            ],
-        )
-        if spec.platform.type == "cozystack":
-            patch(
-                "audit-clusterrole.patch.yaml",
-                {"kind": "ClusterRole", "name": AUDIT_NAME},
-                [("add", "/rules/-", rule) for rule in read_rules(AUDIT_COZYSTACK_READS)],
-            )
-        for base_ns, namespace in secret_bases(spec):
-            bases.append(f"audit-secrets-{base_ns}")
-            if namespace != base_ns:
-                patch(
-                    f"audit-secrets-{base_ns}.patch.yaml",
-                    {"name": AUDIT_SECRETS_ROLE, "namespace": base_ns},
-                    [("replace", "/metadata/namespace", namespace)],
-                )
+        bases += _audit_job(lp, patch)
     files[KUSTOMIZATION] = _kustomization(source, [f"../base/{b}" for b in bases], patches)
     return Overlay(dict(sorted(files.items())), tuple(bases))
 
@@ -207,6 +182,49 @@ def _flux_overlay(lp: LoadedProfile, bases: list[str], patch: _Patch) -> None:
                 ("add", "/spec/driftDetection", {"mode": spec.flux.drift_detection}),
             ],
         )
+
+
+def _audit_job(lp: LoadedProfile, patch: _Patch) -> list[str]:
+    """The nightly audit job's bases, patched with the profile's values and the RBAC rules that
+    renderer.audit_rbac computes from what the auditor reads."""
+    spec, audit = lp.profile.spec, lp.profile.spec.audit
+    assert audit is not None
+    reads = audit_reads(spec)
+    job = "/spec/jobTemplate/spec/template/spec/containers/0"
+    args = ["audit", "--cluster", lp.name, "--in-cluster", "-o", audit.output]
+    if audit.pushgateway:
+        args += ["--pushgateway", audit.pushgateway]
+    resources = {"requests": audit.resources.requests, "limits": audit.resources.limits}
+    patch(
+        "audit-job.patch.yaml",
+        {"kind": "CronJob", "name": AUDIT_NAME},
+        [
+            ("replace", "/spec/schedule", audit.schedule),
+            ("replace", f"{job}/image", audit.image or default_image()),
+            ("replace", f"{job}/args", args),
+            ("replace", f"{job}/resources", resources),
+        ],
+    )
+    patch(
+        "audit-clusterrole.patch.yaml",
+        {"kind": "ClusterRole", "name": AUDIT_NAME},
+        [("replace", "/rules", read_rules(reads.cluster))],
+    )
+    patch(
+        "audit-role.patch.yaml",
+        {"kind": "Role", "name": AUDIT_NAME},
+        [("replace", "/rules", read_rules(reads.own))],
+    )
+    bases = ["audit-job"]
+    if audit.alerts:
+        bases.append("audit-alerts")
+        patch(
+            "audit-alerts.patch.yaml",
+            {"kind": "PrometheusRule", "name": AUDIT_NAME},
+            [("replace", "/spec/groups/0/rules", audit_alert_rules(lp.name))],
+        )
+    bases += [f"audit-secrets-{ns}" for ns in reads.release_namespaces]
+    return bases
 
 
 def base_files() -> dict[str, str]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from kubedata.objects import KubeObject, ObjectKey
+from kubedata.yaml_io import dump_yaml
 
 from renderer.cozystack import PLATFORM_PACKAGE
 from renderer.errors import Problem, ProfileError
 from renderer.profile import PLATFORM_FILE, parse_platform
-from renderer.yaml_io import dump_yaml
 
 __all__ = ["PLATFORM_KEY", "platform_file_text"]
 

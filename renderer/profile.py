@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from renderer.errors import Problem, ProfileError
+from kubedata.yaml_io import Marks, load_marked, nearest_line
+
+from renderer.errors import Problem, ProfileError, yaml_problems
 from renderer.model import GPUProfile
 from renderer.repofiles import read_bytes
 from renderer.rules.syntax import DNS_LABEL
 from renderer.schema import decode
-from renderer.yaml_io import Marks, load_marked, nearest_line
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -90,7 +91,8 @@ def _read(root: Path, rel: str) -> str | None:
 
 def parse_profile(text: str, file: str, folder: str | None) -> tuple[GPUProfile, Marks]:
     """Decode profile text; `folder` (the cluster folder name) must equal metadata.name."""
-    data, marks = load_marked(text, file)
+    with yaml_problems():
+        data, marks = load_marked(text, file)
     profile = decode(GPUProfile, data, file, marks)
     if folder is not None and profile.metadata.name != folder:
         line = marks.get(("metadata", "name"), 1)
@@ -127,7 +129,8 @@ _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
 
 def parse_platform(text: str, file: str) -> PlatformDoc:
     """Decode platform.yaml text; ProfileError names every field of the wrong shape."""
-    data, marks = load_marked(text, file)
+    with yaml_problems():
+        data, marks = load_marked(text, file)
 
     if not isinstance(data, dict):
         raise ProfileError(

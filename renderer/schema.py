@@ -20,9 +20,9 @@ from dataclasses import MISSING, dataclass
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from kubedata.text import shorten
+from kubedata.yaml_io import Marks, Path, nearest_line
 
 from renderer.errors import Problem, ProfileError
-from renderer.yaml_io import Marks, Path, nearest_line
 
 __all__ = ["Syntax", "decode", "field_path", "json_schema", "spec", "yaml_key"]
 

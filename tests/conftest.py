@@ -1,10 +1,12 @@
-"""Shared fixtures: the upstream reference files, a real Helm binary, the built examples."""
+"""Shared fixtures: the upstream reference files, a real Helm binary, the built examples, a real
+Pushgateway."""
 
 from __future__ import annotations
 
 import io
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from renderer.build import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from tests import reference
+from tests.pushgateway import BINARY as PUSHGATEWAY_BINARY
+from tests.pushgateway import Pushgateway
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -73,3 +77,14 @@ def built() -> dict[str, tuple[Any, list[dict[str, Any]]]]:
         name: (profiles[name], [d for d in yaml.safe_load_all(text) if d is not None])
         for name, text in texts.items()
     }
+
+
+@pytest.fixture(scope="session")
+def pushgateway() -> Iterator[Pushgateway]:
+    """A real Pushgateway on a free loopback port (skips only when the binary is absent)."""
+    if not PUSHGATEWAY_BINARY:
+        pytest.skip(
+            "prometheus-pushgateway is not installed (apt-get install prometheus-pushgateway)"
+        )
+    with Pushgateway() as pgw:
+        yield pgw

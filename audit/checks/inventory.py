@@ -46,7 +46,9 @@ def inventory(state: AuditState) -> None:
     desired_keys = {live_key(o) for o in (*state.desired.objects, *state.expected.objects)}
     inventories = inventory_ids(live.list(*KUSTOMIZATION))
     ours = ns_name(state.kustomization) if state.kustomization else None
-    for kind in (PACKAGE, HELM_RELEASE, KUBEVIRT, CLUSTER_POLICY):
+    # Packages exist on Cozystack only; the job's RBAC grants them there only (audit_rbac)
+    packages = (PACKAGE,) if state.ctx.platform == "cozystack" else ()
+    for kind in (*packages, HELM_RELEASE, KUBEVIRT, CLUSTER_POLICY):
         for obj in live.list(*kind):
             key = key_of(obj)
             if key in desired_keys:
@@ -71,7 +73,9 @@ def inventory(state: AuditState) -> None:
             if is_suspended(obj):
                 findings.add(suspended(findings, obj))
     for hr in live.list(*HELM_RELEASE):
-        if operator_generated(hr) and is_gpu_object(*HELM_RELEASE, str(meta(hr).get("name"))):
+        where = meta(hr)
+        namespace, name = str(where.get("namespace", "")), str(where.get("name", ""))
+        if operator_generated(hr) and is_gpu_object(*HELM_RELEASE, namespace, name):
             hand_edited_spec(findings, hr)
 
 

@@ -3,7 +3,8 @@ with the live ones.
 
 Why this exists: helm-controller applies these, not git: on Cozystack git holds only the platform
 Package, and the KubeVirt CR and the ClusterPolicy come out of the releases it installs. Release
-Secrets are read only where the audit job's RBAC allows (renderer.audit_rbac), by label.
+Secrets are read only where the audit job's RBAC allows (renderer.audit_rbac.audit_reads, the one
+computation of both), by label.
 """
 
 from __future__ import annotations
@@ -11,62 +12,29 @@ from __future__ import annotations
 import dataclasses
 
 from kubedata.objects import KubeObject, ObjectKey, key_of
-from renderer.audit_rbac import helm_secret_namespaces
-from renderer.cozystack import GPU_OPERATOR
+from renderer.audit_rbac import audit_reads
+from renderer.cozystack_names import KUBEVIRT_RELEASE, PLATFORM_RELEASE
 
 from audit.checks.flux import helm_release_controllers
 from audit.compare.pairs import compare_objects
 from audit.errors import ReleaseDecodeError
 from audit.findings.classify import Controller
 from audit.findings.finding import ObjectRef
-from audit.findings.provenance import ProfileContext
 from audit.findings.severity import is_gpu_object
 from audit.kinds import CLUSTER_POLICY, HELM_RELEASE, KUBEVIRT, PACKAGE, in_namespace, live_key
 from audit.sources.helm_release import HelmRelease, decode_release, newest_deployed
 from audit.sources.state import AuditState
 
 __all__ = [
-    "COZYSTACK_RELEASES",
     "RELEASE_KINDS",
     "compare_releases",
     "load_releases",
     "read_helm_releases",
-    "release_namespaces",
     "release_objects",
 ]
 
 RELEASE_KINDS = frozenset({KUBEVIRT, CLUSTER_POLICY, PACKAGE})
 """Kinds compared with release manifests: the GPU objects Helm renders (not every chart object)."""
-COZYSTACK_RELEASES = ("cozy-system", "cozy-kubevirt", "cozy-gpu-operator")
-"""Where Cozystack keeps the release Secrets of cozystack-platform, kubevirt and gpu-operator."""
-
-
-def release_namespaces(
-    ctx: ProfileContext, platform_obj: KubeObject | None, desired: tuple[KubeObject, ...]
-) -> list[str]:
-    """Where release Secrets are read: exactly where the audit job's RBAC grants it.
-
-    With the profile at hand that is renderer.audit_rbac's own answer; in a cluster (no
-    profile in Flux's artifact) the same answer is read off the desired platform Packages.
-    """
-    if ctx.profile is not None:
-        return helm_secret_namespaces(ctx.profile.profile.spec)
-    if ctx.platform != "cozystack":
-        return []
-    values = ((platform_obj or {}).get("spec") or {}).get("components") or {}
-    bundles = ((values.get("platform") or {}).get("values") or {}).get("bundles") or {}
-    gpu_on = GPU_OPERATOR in (bundles.get("enabledPackages") or []) and (
-        GPU_OPERATOR not in (bundles.get("disabledPackages") or [])
-    )
-    standalone = ObjectKey("cozystack.io", "Package", "", GPU_OPERATOR) in {
-        key_of(o) for o in desired
-    }
-    system, kubevirt, gpu_operator = COZYSTACK_RELEASES
-    return [
-        system,
-        *([kubevirt] if gpu_on else []),
-        *([gpu_operator] if gpu_on or standalone else []),
-    ]
 
 
 def release_objects(release: HelmRelease) -> list[KubeObject]:
@@ -80,18 +48,35 @@ def read_helm_releases(state: AuditState) -> None:
 
 
 def load_releases(state: AuditState) -> None:
-    """Decode the newest deployed revision of every release the audit may read."""
-    namespaces = set(release_namespaces(state.ctx, state.platform_obj, state.desired.objects))
-    in_git = {k for k in map(key_of, state.desired.objects) if (k.group, k.kind) == HELM_RELEASE}
-    for (storage, _), controller in state.release_controllers.items():
-        name = controller.name.rpartition("/")[2]
-        if (
-            is_gpu_object(*HELM_RELEASE, name)
-            or ObjectKey(*HELM_RELEASE, *controller.name.split("/", 1)) in in_git
-        ):
-            namespaces.add(storage)
+    """Decode the newest deployed revision of every release the audit reads: those in
+    renderer.audit_rbac's release namespaces, which the job's RBAC grants and nothing more."""
+    profile = state.ctx.profile
+    if profile is not None:
+        namespaces = audit_reads(profile.profile.spec).release_namespaces
+    else:
+        # no profile (a rendered tree published without source/): the releases of the
+        # HelmReleases git declares, which are what Flux applies
+        in_git = {
+            k for k in map(key_of, state.desired.objects) if (k.group, k.kind) == HELM_RELEASE
+        }
+        namespaces = tuple(
+            sorted(
+                {
+                    storage
+                    for (storage, _), c in state.release_controllers.items()
+                    if ObjectKey(*HELM_RELEASE, *c.name.split("/", 1)) in in_git
+                }
+            )
+        )
+    for storage, name in sorted(state.release_controllers):
+        if storage not in namespaces and is_gpu_object(*HELM_RELEASE, storage, name):
+            state.notes.append(
+                f"release {storage}/{name} was not read: the audit reads the releases that "
+                f"render the GPU objects the profile implies, and its job may not read Secrets "
+                f"in {storage}"
+            )
     secrets: list[KubeObject] = []
-    for ns in sorted(namespaces):
+    for ns in namespaces:
         secrets += state.live.list("", "Secret", ns, "owner=helm")
     for secret in newest_deployed(secrets):
         try:
@@ -101,14 +86,14 @@ def load_releases(state: AuditState) -> None:
             continue
         state.releases[(release.namespace, release.name)] = release
     if state.ctx.platform == "cozystack":
-        for where in (("cozy-system", "cozystack-platform"), ("cozy-kubevirt", "kubevirt")):
-            if where not in state.releases:
+        for expected in (PLATFORM_RELEASE, KUBEVIRT_RELEASE):
+            if expected.namespace in namespaces and expected not in state.releases:
                 state.notes.append(
-                    f"no deployed release {where[0]}/{where[1]} was found: its objects were "
+                    f"no deployed release {expected} was found: its objects were "
                     "compared with the profile only"
                     + (
                         "; Packages left by helm.sh/resource-policy: keep cannot be told"
-                        if where[1] == "cozystack-platform"
+                        if expected == PLATFORM_RELEASE
                         else ""
                     )
                 )

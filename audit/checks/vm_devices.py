@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubedata.objects import KubeObject, json_pointer, key_of
+from renderer.cozystack_names import KUBEVIRT_RELEASE
 
 from audit.checks.wiring import permitted_resources
 from audit.checks.wiring_vs_live import wiring_controller
@@ -128,7 +129,7 @@ def unpermitted(
         if planned and state.ctx.platform == "cozystack"
         else ("next-reconcile" if planned else "never")
     )
-    finding.revert_release = "cozy-kubevirt/kubevirt" if finding.revert == "next-upgrade" else None
+    finding.revert_release = str(KUBEVIRT_RELEASE) if finding.revert == "next-upgrade" else None
     finding.message = (
         f"asks for GPU {name}, which no permittedHostDevices entry of {ObjectRef.of(kubevirt)} "
         "names: virt-controller refuses to start it"

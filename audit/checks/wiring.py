@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedata.objects import KubeObject, ObjectKey, key_of
-from renderer.cozystack import (
+from renderer.cozystack import ChartFailure, effective_values, predict_packages
+from renderer.cozystack_names import (
     GPU_OPERATOR,
     HAMI,
     KUBEVIRT,
+    KUBEVIRT_RELEASE,
     PLATFORM_PACKAGE,
-    ChartFailure,
-    effective_values,
-    predict_packages,
 )
 from renderer.flux import kubevirt_configuration
 from renderer.model import ProfileSpec
@@ -55,7 +54,8 @@ KUBEVIRT_STATIC_GATES = (
 )
 """kubevirt-cr.yaml L16-26 (cozystack@3c780acd): always rendered, before extraFeatureGates."""
 
-COZYSTACK_KUBEVIRT = ObjectKey("kubevirt.io", "KubeVirt", "cozy-kubevirt", "kubevirt")
+COZYSTACK_KUBEVIRT = ObjectKey("kubevirt.io", "KubeVirt", *KUBEVIRT_RELEASE)
+"""The KubeVirt CR the kubevirt release renders, named as the release is."""
 _CONFIG = "spec/configuration"
 KUBEVIRT_SCOPE: tuple[Pattern, ...] = tuple(
     compile_pattern(f"{_CONFIG}/{p}")
@@ -148,7 +148,10 @@ def cozystack_wiring(
             {
                 "apiVersion": "kubevirt.io/v1",
                 "kind": "KubeVirt",
-                "metadata": {"name": "kubevirt", "namespace": "cozy-kubevirt"},
+                "metadata": {
+                    "name": COZYSTACK_KUBEVIRT.name,
+                    "namespace": COZYSTACK_KUBEVIRT.namespace,
+                },
                 "spec": {"configuration": config},
             },
             KUBEVIRT_SCOPE,

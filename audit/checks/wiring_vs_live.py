@@ -13,6 +13,7 @@ import dataclasses
 
 from kubedata.diff import show_path
 from kubedata.objects import ObjectKey
+from renderer.cozystack_names import KUBEVIRT_RELEASE, PLATFORM_RELEASE, Release
 
 from audit.checks.flux import kustomization_controller
 from audit.checks.wiring import cozystack_wiring, flux_wiring
@@ -63,14 +64,10 @@ def compare_wiring(state: AuditState) -> None:
             findings.add(finding)
 
 
-def _wiring_release(kind: str) -> tuple[str, str]:
+def _wiring_release(kind: str) -> Release:
     """The Cozystack release that renders the object: kubevirt renders the KubeVirt CR, the
     platform release the Packages."""
-    return (
-        ("cozy-kubevirt", "kubevirt")
-        if kind == "KubeVirt"
-        else ("cozy-system", "cozystack-platform")
-    )
+    return KUBEVIRT_RELEASE if kind == "KubeVirt" else PLATFORM_RELEASE
 
 
 def wiring_controller(state: AuditState, key: ObjectKey) -> Controller:
@@ -79,7 +76,7 @@ def wiring_controller(state: AuditState, key: ObjectKey) -> Controller:
         return kustomization_controller(state.kustomization)
     release = _wiring_release(key.kind)
     controller = state.release_controllers.get(release) or Controller(
-        "helm-release", assumed=True, release=f"{release[0]}/{release[1]}"
+        "helm-release", assumed=True, release=str(release)
     )
     found = state.releases.get(release)
     if found is not None:
@@ -98,7 +95,7 @@ def pending(finding: Finding, platform: str) -> None:
             "is published (gpu-gitops publish)"
         )
         return
-    release = "/".join(_wiring_release(finding.object.kind))
+    release = str(_wiring_release(finding.object.kind))
     finding.revert, finding.revert_release = "next-upgrade", release
     finding.message = (
         f"{show_path(finding.segments)}: live is what the current release renders, but "

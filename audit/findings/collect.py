@@ -216,7 +216,7 @@ def _hand_wiring(change: Change, live_obj: KubeObject, attribution: Attribution)
     """GPU wiring that no GitOps controller or the object's operator wrote (or, without
     managedFields, that nobody can vouch for): drift even where git does not declare it."""
     ref = ObjectRef.of(live_obj)
-    if not is_gpu_path(ref.group, ref.kind, ref.name, change.field_path):
+    if not is_gpu_path(ref.group, ref.kind, ref.namespace, ref.name, change.field_path):
         return False
     return not attribution.attributed or any(
         not is_gitops_or_operator(m.manager, ref.group, ref.kind) for m in attribution.managers

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile
 
 from audit.compare.patterns import compile_pattern, matches
@@ -113,26 +114,26 @@ _GPU_VALUE_FIELDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 def _package(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Source, str] | None:
     cons = _consequence(f)
     name = f.object.name
-    if f.type == "orphan" and name == "cozystack.gpu-operator":
+    if f.type == "orphan" and name == GPU_OPERATOR:
         src = ctx.source(("spec", "variant"))
         return src, (
             f"spec.variant of {src.file} no longer enables the GPU Operator through the bundle, "
             "and helm.sh/resource-policy: keep left this Package running it: delete it "
-            "(kubectl delete packages.cozystack.io cozystack.gpu-operator) or enable it in the "
+            f"(kubectl delete packages.cozystack.io {GPU_OPERATOR}) or enable it in the "
             "profile"
         )
     if f.type in ("orphan", "unmanaged"):
-        if name == "cozystack.gpu-operator":
+        if name == GPU_OPERATOR:
             src = ctx.source(("spec", "variant"))
             return src, (
                 f"codify it: spec.variant: container in {src.file} makes the renderer emit this "
                 "Package; otherwise delete it"
             )
-        if name == "cozystack.hami":
+        if name == HAMI:
             src = ctx.source(("spec", "hami"))
             return src, f"codify it with spec.hami in {src.file}, or delete it"
         return None
-    if name == "cozystack.gpu-operator" and fp == ("spec", "variant"):
+    if name == GPU_OPERATOR and fp == ("spec", "variant"):
         src = ctx.source(("spec", "variant"))
         return src, f"set spec.variant in {src.file} (one variant per cluster); {cons}"
     in_values = fp[:2] == ("spec", "components") and fp[3:4] == ("values",)
@@ -141,7 +142,7 @@ def _package(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Sour
         if values[: len(prefix)] == prefix:
             src = ctx.source(field)
             return src, f"set it through {'.'.join(field)} of {src.file}; {cons}"
-    if name == "cozystack.cozystack-platform" and fp[:4] == _PLATFORM_VALUES:
+    if name == PLATFORM_PACKAGE and fp[:4] == _PLATFORM_VALUES:
         src = Source(ctx.platform_file, ".".join(fp).replace(".*", "[]"))
         return src, f"set {'.'.join(values) or 'it'} in {src.file}; {cons}"
     return None

@@ -6,6 +6,11 @@ and not on how the finding is reverted (classify.py), except that medium needs d
 
 Severity rules:
 
+GPU objects are those that carry GPU wiring, by what they are, never by a name pattern: the KubeVirt
+CR and the GPU Operator's ClusterPolicy by kind; the Packages and Helm releases that install the GPU
+stack, as the renderer names them (GPU_PACKAGES, GPU_RELEASES). A chart that merely has "nvidia"
+in its name (a DCGM exporter, say) carries no wiring and is not one.
+
   high    GPU wiring paths (GPU_PATHS: permittedHostDevices, featureGates,
           mediatedDevicesConfiguration, the gpu-operator Package's variant and components, the
           platform's gpu.* and GPU bundle keys, ClusterPolicy operand keys, GPU HelmRelease values);
@@ -19,12 +24,29 @@ Severity rules:
 
 from __future__ import annotations
 
-import re
+from renderer.bases import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
+from renderer.cozystack_names import (
+    GPU_OPERATOR,
+    GPU_OPERATOR_RELEASE,
+    HAMI,
+    HAMI_RELEASE,
+    KUBEVIRT,
+    KUBEVIRT_RELEASE,
+    PLATFORM_PACKAGE,
+    PLATFORM_RELEASE,
+)
 
 from audit.compare.patterns import Pattern, compile_pattern, matches
 from audit.findings.finding import Finding, Severity
 
-__all__ = ["GPU_KINDS", "GPU_PATHS", "is_gpu_object", "is_gpu_path", "severity_of"]
+__all__ = [
+    "GPU_PACKAGES",
+    "GPU_PATHS",
+    "GPU_RELEASES",
+    "is_gpu_object",
+    "is_gpu_path",
+    "severity_of",
+]
 
 _P = compile_pattern
 GPU_PATHS: dict[tuple[str, str], tuple[Pattern, ...]] = {
@@ -34,7 +56,7 @@ GPU_PATHS: dict[tuple[str, str], tuple[Pattern, ...]] = {
         _P("spec/configuration/mediatedDevicesConfiguration/**"),
     ),
     ("cozystack.io", "Package"): (
-        _P("spec/variant"),  # meaningful on cozystack.gpu-operator (checked by name below)
+        _P("spec/variant"),  # the GPU Operator's variant on its Package (checked below)
         _P("spec/components/gpu-operator/**"),
         _P("spec/components/kubevirt/values/permittedHostDevices/**"),
         _P("spec/components/kubevirt/values/extraFeatureGates/**"),
@@ -58,45 +80,65 @@ GPU_PATHS: dict[tuple[str, str], tuple[Pattern, ...]] = {
     ),
     ("helm.toolkit.fluxcd.io", "HelmRelease"): (_P("spec/values/**"),),
 }
-GPU_KINDS = frozenset(
-    {("kubevirt.io", "KubeVirt"), ("nvidia.com", "ClusterPolicy"), ("cozystack.io", "Package")}
+_WIRING_KINDS = frozenset({("kubevirt.io", "KubeVirt"), ("nvidia.com", "ClusterPolicy")})
+"""Kinds that are GPU wiring whatever their name: the KubeVirt CR, the GPU Operator's policy."""
+GPU_PACKAGES = frozenset({PLATFORM_PACKAGE, KUBEVIRT, GPU_OPERATOR, HAMI})
+"""Cozystack Packages that carry GPU wiring: the platform's GPU values and bundle keys, and the
+Packages of the GPU stack."""
+GPU_RELEASES = frozenset(
+    {
+        PLATFORM_RELEASE,
+        KUBEVIRT_RELEASE,
+        GPU_OPERATOR_RELEASE,
+        HAMI_RELEASE,
+        FLUX_GPU_OPERATOR_RELEASE,
+        FLUX_HAMI_RELEASE,
+    }
 )
-_GPU_NAMES = re.compile(r"(gpu-operator|hami|kubevirt|nvidia)", re.IGNORECASE)
+"""(namespace, name) of the HelmReleases that install the GPU stack: Cozystack's, generated from
+the Packages, and the plain-Flux bases'."""
+_RELEASES_OF_PACKAGES = frozenset({PLATFORM_RELEASE, KUBEVIRT_RELEASE})
+"""Releases whose values are their Package's: GPU paths are checked on the Package instead."""
+_PACKAGE = ("cozystack.io", "Package")
+_HELM_RELEASE = ("helm.toolkit.fluxcd.io", "HelmRelease")
 
 
-def is_gpu_object(group: str, kind: str, name: str) -> bool:
-    if (group, kind) in (("kubevirt.io", "KubeVirt"), ("nvidia.com", "ClusterPolicy")):
+def is_gpu_object(group: str, kind: str, namespace: str, name: str) -> bool:
+    """Whether the object carries GPU wiring (see the module docstring)."""
+    if (group, kind) in _WIRING_KINDS:
         return True
-    if (group, kind) in (("cozystack.io", "Package"), ("helm.toolkit.fluxcd.io", "HelmRelease")):
-        return bool(_GPU_NAMES.search(name)) or name == "cozystack.cozystack-platform"
+    if (group, kind) == _PACKAGE:
+        return name in GPU_PACKAGES
+    if (group, kind) == _HELM_RELEASE:
+        return (namespace, name) in GPU_RELEASES
     return False
 
 
-def is_gpu_path(group: str, kind: str, name: str, field_path: tuple[str, ...]) -> bool:
-    if not is_gpu_object(group, kind, name):
+def is_gpu_path(
+    group: str, kind: str, namespace: str, name: str, field_path: tuple[str, ...]
+) -> bool:
+    """Whether the field is GPU wiring: a GPU_PATHS path of a GPU object."""
+    if not is_gpu_object(group, kind, namespace, name):
         return False
-    if (group, kind) == ("cozystack.io", "Package") and field_path == ("spec", "variant"):
-        return name == "cozystack.gpu-operator"
-    if (group, kind) == ("helm.toolkit.fluxcd.io", "HelmRelease") and name in (
-        "cozystack-platform",
-        "kubevirt",
-    ):
-        return False  # their values are the Packages' (checked there)
+    if (group, kind) == _PACKAGE and field_path == ("spec", "variant"):
+        return name == GPU_OPERATOR  # the variant of another Package is not the GPU's
+    if (group, kind) == _HELM_RELEASE and (namespace, name) in _RELEASES_OF_PACKAGES:
+        return False
     return any(matches(p, field_path) for p in GPU_PATHS.get((group, kind), ()))
 
 
 def severity_of(finding: Finding, field_path: tuple[str, ...] = ()) -> Severity:
     ref = finding.object
-    gpu_object = is_gpu_object(ref.group, ref.kind, ref.name)
+    gpu_object = is_gpu_object(ref.group, ref.kind, ref.namespace, ref.name)
     if finding.type == "orphan":
-        return "high" if ref.name == "cozystack.gpu-operator" or gpu_object else "medium"
+        return "high" if gpu_object else "medium"
     if finding.type == "unmanaged":
         return "medium" if gpu_object else "low"
     if finding.type == "suspended":
         return "medium" if gpu_object or ref.kind in ("Kustomization", "GitRepository") else "low"
     if finding.type == "missing":
         return "high" if gpu_object else "medium"
-    if is_gpu_path(ref.group, ref.kind, ref.name, field_path):
+    if is_gpu_path(ref.group, ref.kind, ref.namespace, ref.name, field_path):
         return "high"  # whoever wrote it, managedFields or not (DESIGN §6)
     if finding.type == "added" and not finding.attributed:
         return "info"

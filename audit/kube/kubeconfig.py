@@ -29,6 +29,7 @@ from audit.errors import KubeConfigError
 __all__ = [
     "EXEC_API_VERSIONS",
     "IN_CLUSTER_DIR",
+    "IN_CLUSTER_DIR_ENV",
     "ClusterConfig",
     "ExecConfig",
     "Kubeconfig",
@@ -40,6 +41,9 @@ __all__ = [
 ]
 
 IN_CLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+IN_CLUSTER_DIR_ENV = "GPU_GITOPS_SERVICEACCOUNT_DIR"
+"""Overrides IN_CLUSTER_DIR: where the kubelet mounted token, ca.crt and namespace (tests, or a
+projected token volume mounted elsewhere)."""
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 KUBECONFIG_MAX = 16 << 20
 """Kubeconfigs with hundreds of contexts are a few hundred KB."""
@@ -293,10 +297,12 @@ def config_from_kubeconfig(merged: Kubeconfig, context: str | None = None) -> Cl
 
 
 def load_in_cluster_config(
-    env: Mapping[str, str] | None = None, root: Path = IN_CLUSTER_DIR
+    env: Mapping[str, str] | None = None, root: Path | None = None
 ) -> ClusterConfig:
-    """The pod's service account: API address from the environment, token re-read as it rotates."""
+    """The pod's service account: API address from the environment, token re-read as it rotates;
+    its files in `root`, else $GPU_GITOPS_SERVICEACCOUNT_DIR, else the kubelet's mount point."""
     env = os.environ if env is None else env
+    root = root or Path(env.get(IN_CLUSTER_DIR_ENV) or IN_CLUSTER_DIR)
     host, port = env.get("KUBERNETES_SERVICE_HOST"), env.get("KUBERNETES_SERVICE_PORT")
     if not host or not port:
         raise KubeConfigError(
@@ -329,7 +335,7 @@ def load_cluster_config(
     *,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
-    in_cluster_dir: Path = IN_CLUSTER_DIR,
+    in_cluster_dir: Path | None = None,
 ) -> ClusterConfig:
     """Kubeconfig (explicit, KUBECONFIG, ~/.kube/config), else the in-cluster service account."""
     env = os.environ if env is None else env

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedata.objects import key_of
+from kubedata.yaml_io import dump_yaml, load_all
 
 from renderer.errors import BuildError
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE
-from renderer.yaml_io import dump_yaml, load_all
 
 __all__ = [
     "KUSTOMIZATION_FILE",

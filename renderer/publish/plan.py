@@ -45,6 +45,7 @@ from renderer.publish.gitobjects import (
 )
 from renderer.publish.sources import Sources
 from renderer.validate import check_files
+from renderer.version import package_version
 
 __all__ = ["Plan", "Publisher", "commit_message", "tool_version"]
 
@@ -62,10 +63,7 @@ def tool_version() -> str:
     h = hashlib.sha256()
     for path in sorted(Path(__file__).parent.glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
-    try:
-        version = importlib.metadata.version("gpu-gitops")
-    except importlib.metadata.PackageNotFoundError:
-        version = "0+unknown"
+    version = package_version()
     code = h.hexdigest()[:12]
     kustomize = importlib.metadata.version("pykustomize")
     return f"gpu-gitops {version} (renderer {code}), pykustomize {kustomize}"

@@ -6,10 +6,11 @@ errors or warnings at the line where the field is written (or its nearest writte
 
 from __future__ import annotations
 
+from kubedata.yaml_io import Path
+
 from renderer.errors import Problem, Severity
 from renderer.profile import LoadedProfile
 from renderer.schema import field_path
-from renderer.yaml_io import Path
 
 __all__ = ["RuleChecker"]
 

@@ -1,13 +1,16 @@
 """The rules of DESIGN §4 that a decoded profile must follow (sources: research/cozystack.md §7).
 
 Each check adds Problems (errors or warnings) naming the file, line, field and the fix. The device
-rules are in device_rules.py, the platform rules in platform_rules.py; HAMi, the nodes and the
-audit job are checked here. Pure: works on a LoadedProfile, reads no files.
+rules are in device_rules.py, the platform rules in platform_rules.py; HAMi and the nodes are
+checked here (the audit job's fields are syntax, checked as they are decoded: syntax.py).
+Pure: works on a LoadedProfile, reads no files.
 """
 
 from __future__ import annotations
 
 import re
+
+from kubedata.yaml_io import Path
 
 from renderer.errors import Problem
 from renderer.profile import LoadedProfile
@@ -16,7 +19,6 @@ from renderer.rules.devices import check_devices, check_mdev_creators, check_vgp
 from renderer.rules.live_state import check_live_state
 from renderer.rules.platform import check_container_takeover, check_platform
 from renderer.rules.syntax import DNS_SUBDOMAIN
-from renderer.yaml_io import Path
 
 __all__ = ["check_profile"]
 
@@ -78,16 +80,6 @@ def _hami_and_nodes(c: RuleChecker) -> None:
         )
 
 
-def _audit(c: RuleChecker) -> None:
-    audit = c.spec.audit
-    if audit is not None and not audit.image:
-        c.add(
-            ("spec", "audit", "image"),
-            "is required when spec.audit is set: name the image that holds gpu-gitops, "
-            "e.g. ghcr.io/example/gpu-gitops:0.1.0",
-        )
-
-
 _CHECKS = (
     check_platform,
     check_container_takeover,
@@ -96,7 +88,6 @@ _CHECKS = (
     check_vgpu,
     check_mdev_creators,
     _hami_and_nodes,
-    _audit,
     check_live_state,
 )
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 
+from kubedata.yaml_io import Path
+
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import Device
 from renderer.rules.checker import RuleChecker
 from renderer.rules.gpus import Inferred, architecture_of, inferred_architecture
-from renderer.yaml_io import Path
 
 __all__ = ["check_devices", "check_mdev_creators", "check_vgpu", "check_wiring"]
 

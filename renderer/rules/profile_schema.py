@@ -292,12 +292,6 @@ def _other_rules() -> list[dict[str, Any]]:
             "if": _not({"allOf": [flux, variant["container"]]}),
             "then": _is_nested(("vgpu", "licensing", "configMapName"), {"maxLength": 0}),
         },
-        # the audit job names its image
-        {
-            "properties": {
-                "audit": {"anyOf": [{"type": "null"}, _is(image={**_STRING, "minLength": 1})]}
-            }
-        },
     ]
 
 

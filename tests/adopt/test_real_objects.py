@@ -14,12 +14,12 @@ from typing import Any
 import yaml
 
 from audit.checks.wiring import ssa_merge
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.gitrepo import init_repo
 from renderer.publish.publish import publish
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
-from renderer.yaml_io import load_all
 from tests.audit.audit_helpers import run, write_snapshot
 from tests.conftest import DATA
 

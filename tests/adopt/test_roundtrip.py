@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from audit.checks.wiring import ssa_merge
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.publish.publish import publish
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
-from renderer.yaml_io import load_all
 from tests.audit.audit_helpers import demo_empty, demo_objects, demo_repo, run, write_snapshot
 from tests.audit.make_demo import packages
 

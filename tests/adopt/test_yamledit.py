@@ -156,7 +156,9 @@ def test_an_empty_flow_mapping_becomes_a_block_when_it_gets_entries():
 
 
 def test_bad_documents_and_paths_are_one_line_errors():
-    with pytest.raises(AdoptError, match=r"^f: not YAML"):
+    with pytest.raises(
+        AdoptError, match=r"^f: not YAML that can be edited \(.*\); edit it by hand$"
+    ):
         apply_edits("spec: [unclosed\n", [Edit("set", ("spec",), 1)], "f")
     with pytest.raises(AdoptError, match=r"^f: spec.variant.x is not where"):
         apply_edits(COMMENTED, [Edit("set", ("spec", "variant", "x", "y"), 1)], "f")

@@ -3,9 +3,13 @@
 Serves `/version`, discovery (`/api`, `/apis`, `/apis/{g}`, `/api/v1`, `/apis/{g}/{v}`), and GET of
 objects and collections (namespaced, across namespaces, cluster-scoped) with `limit`/`continue`,
 `labelSelector` and `fieldSelector`. Authentication: client certificates signed by its CA (CN =
-user, O = groups) or bearer tokens; anonymous requests get 401. Authorization allows every
-authenticated user except what `deny()` forbids. Aggregated discovery is not served: answering
-plain JSON makes clients (kubectl) fall back to the legacy documents. `/openapi/*` is a 404.
+user, O = groups) or bearer tokens; anonymous requests get 401. Authorization: service accounts
+(`system:serviceaccount:<ns>:<name>`) get exactly what the RBAC objects in the store grant them
+(rbac.py; a 403 Status otherwise, logged in `forbidden`); every other authenticated user may read
+everything except what `deny()` forbids. `serve_artifact()` plays Flux's source-controller: it
+serves a tar.gz over plain HTTP and sets the GitRepository's `status.artifact`. Aggregated
+discovery is not served: answering plain JSON makes clients (kubectl) fall back to the legacy
+documents. `/openapi/*` is a 404.
 
     with ApiServer(store) as server:
         server.url, server.ca.cert_pem, server.add_token("t0k3n", "alice")
@@ -26,8 +30,10 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from tests.apiserver import responses
+from tests.apiserver.artifacts import ArtifactServer, artifact_status, tarball
 from tests.apiserver.faults import Faults
 from tests.apiserver.pki import CertificateAuthority, KeyPair
+from tests.apiserver.rbac import SERVICE_ACCOUNT_PREFIX, Attributes, allowed
 from tests.apiserver.resources import Resource, api_versions, group_doc, group_list, resource_list
 from tests.apiserver.selectors import KIND_FIELDS, SelectorError, field_matcher, label_matcher
 from tests.apiserver.store import Expired, InvalidContinue, Store
@@ -59,6 +65,10 @@ class ApiServer:
         self.denied: set[tuple[str, str, str, str]] = set()
         self.requests: list[RequestRecord] = []
         self.allow_anonymous = allow_anonymous
+        self.forbidden: list[str] = []
+        """Every 403: the Status message (the request it refused)."""
+        self.artifacts: ArtifactServer | None = None
+        self._rbac: tuple[int, list[dict[str, Any]]] = (-1, [])
         self._http: HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -81,6 +91,9 @@ class ApiServer:
         return self
 
     def stop(self) -> None:
+        if self.artifacts is not None:
+            self.artifacts.stop()
+            self.artifacts = None
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
@@ -109,6 +122,30 @@ class ApiServer:
     def deny(self, user: str, verb: str, plural: str, group: str = "") -> None:
         """Forbid `user` to `verb` (get, list) `plural` of `group` (403)."""
         self.denied.add((user, verb, group, plural))
+
+    def service_account(self, token: str, namespace: str, name: str) -> None:
+        """A service-account token: its requests are authorized by the stored RBAC objects."""
+        self.add_token(token, f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}")
+
+    def serve_artifact(self, namespace: str, name: str, sha: str, files: dict[str, bytes]) -> str:
+        """Pack `files` as source-controller's artifact of GitRepository namespace/name at
+        commit `sha`, serve it and publish it in the stored object's status.artifact; the URL."""
+        if self.artifacts is None:
+            self.artifacts = ArtifactServer()
+        data = tarball(files)
+        url = self.artifacts.publish(namespace, name, sha, data)
+        resource = self.store.resource("source.toolkit.fluxcd.io", "gitrepositories")
+        stored = self.store.get(resource, namespace, name) if resource else None
+        if stored is None:
+            raise ValueError(f"GitRepository {namespace}/{name} is not stored")
+        obj = json.loads(stored.encode(stored.obj["apiVersion"].rpartition("/")[2]))
+        branch = ((obj.get("spec") or {}).get("ref") or {}).get("branch") or "main"
+        status = obj.setdefault("status", {})
+        status["artifact"] = artifact_status(
+            url, f"{branch}@sha1:{sha}", data, obj["metadata"]["creationTimestamp"]
+        )
+        self.store.put(obj)
+        return url
 
     def kubeconfig(
         self,
@@ -208,12 +245,29 @@ class ApiServer:
         if name and resource.namespaced and not namespace:
             return Answer(404, responses.status_body(404, details={}))  # only lists span namespaces
         verb = "get" if name else "list"
-        if (user.name, verb, group, plural) in self.denied:
-            return Answer(403, responses.forbidden(resource, user.name, verb, namespace, name))
+        if (user.name, verb, group, plural) in self.denied or not self._authorized(
+            user, Attributes(verb, group, plural, namespace, name)
+        ):
+            body = responses.forbidden(resource, user.name, verb, namespace, name)
+            self.forbidden.append(json.loads(body)["message"])
+            return Answer(403, body)
         table = "as=Table" in accept
         if name:
             return self._get(resource, version, namespace, name, table)
         return self._list(resource, version, namespace, query, table)
+
+    def _authorized(self, user: User, want: Attributes) -> bool:
+        if not user.name.startswith(SERVICE_ACCOUNT_PREFIX):
+            return True
+        revision, objects = self._rbac
+        if revision != self.store.revision:  # re-read the RBAC objects only after a write
+            objects = [
+                obj
+                for plural in ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
+                for obj in self.store.objects_of("rbac.authorization.k8s.io", plural)
+            ]
+            self._rbac = (self.store.revision, objects)
+        return allowed(objects, user.name, user.groups, want)
 
     def _get(
         self, resource: Resource, version: str, namespace: str, name: str, table: bool

@@ -222,6 +222,20 @@ class Store:
         with self._lock:
             return self._objects.get((resource.group, resource.plural, namespace, name))
 
+    @property
+    def revision(self) -> int:
+        """The store's resourceVersion: it changes with every write."""
+        return self._rv
+
+    def objects_of(self, group: str, plural: str) -> list[dict[str, Any]]:
+        """Every stored object of one resource (copies)."""
+        with self._lock:
+            return [
+                copy.deepcopy(s.obj)
+                for (g, p, _, _), s in self._objects.items()
+                if (g, p) == (group, plural)
+            ]
+
     def all_objects(self) -> list[dict[str, Any]]:
         with self._lock:
             return [copy.deepcopy(s.obj) for s in self._objects.values()]

@@ -25,6 +25,7 @@ from tests.audit.audit_helpers import (
     run,
     write_snapshot,
 )
+from tests.audit.test_report import samples
 from tests.conftest import DATA, REPO_ROOT
 
 PCI = "/spec/configuration/permittedHostDevices/pciHostDevices"
@@ -179,11 +180,10 @@ def test_prometheus_and_markdown_outputs(repo_and_tip: tuple[Path, str], tmp_pat
     snapshot = write_snapshot(tmp_path / "ams1", demo_objects("ams1", tip))
     code, out, _ = audit_cli("ams1", "--snapshot", snapshot, repo, "-o", "prometheus")
     assert code == 1
-    assert (
-        'gpu_gitops_audit_findings{type="modified",severity="high",revert="next-upgrade"} 1'
-        in out.splitlines()
-    )
-    assert "gpu_gitops_audit_complete 1" in out.splitlines()
+    got = samples(out)
+    high = (("revert", "next-upgrade"), ("severity", "high"), ("type", "modified"))
+    assert got[("gpu_gitops_audit_findings", high)] == 1
+    assert got[("gpu_gitops_audit_complete", ())] == 1
     _, md, _ = audit_cli("ams1", "--snapshot", snapshot, repo, "-o", "markdown")
     assert md.startswith("## gpu-gitops drift audit of ams1: 5 findings")
 

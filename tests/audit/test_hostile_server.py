@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from tests.audit.audit_helpers import demo_repo
+from tests.audit.test_report import samples
 
 TOKEN = "hostile-test-t0ken-0123456789"
 MEMORY_LIMIT = 500 << 20
@@ -247,8 +248,4 @@ def test_a_server_echoing_the_authorization_header_gets_the_token_masked(
 def test_a_401_still_prints_the_prometheus_report(repo: Path, tmp_path: Path):
     code, out, err = _audit(unauthorized, repo, tmp_path, "-o", "prometheus")
     assert code == 2, err
-    assert "gpu_gitops_audit_complete" in out
-    assert any(
-        line.startswith("gpu_gitops_audit_complete") and line.endswith(" 0")
-        for line in out.splitlines()
-    ), out
+    assert samples(out)[("gpu_gitops_audit_complete", ())] == 0, out

@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import load_profile
-from renderer.yaml_io import load_all
 from tests.apiserver import ApiServer, Store
 from tests.audit.audit_helpers import run
 from tests.audit.conftest import TOKEN

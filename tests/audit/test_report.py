@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from audit.findings.finding import Finding, Manager, ObjectRef, Source
 from audit.report import FORMATS, MARKDOWN_LIMIT, render_report, to_json
@@ -224,16 +225,30 @@ def test_text_groups_by_severity_and_says_incomplete() -> None:
     assert "no drift" in clean
 
 
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a text exposition, parsed by prometheus-client: (name, labels) -> value."""
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
 def test_prometheus_exposition() -> None:
     text = render_report(_result([_finding(), _finding(path="/y")], complete=False), "prometheus")
-    assert (
-        'gpu_gitops_audit_findings{type="modified",severity="high",revert="next-upgrade"} 2'
-        in text.splitlines()
-    )
-    assert "gpu_gitops_audit_complete 0" in text.splitlines()
-    assert "gpu_gitops_audit_timestamp_seconds 1764300000.000" in text.splitlines()
-    for line in text.splitlines():
-        assert line.startswith("#") or re.fullmatch(r"[a-z_]+(\{[^}]*\})? [0-9.]+", line), line
+    got = samples(text)
+    high = (("revert", "next-upgrade"), ("severity", "high"), ("type", "modified"))
+    assert got[("gpu_gitops_audit_findings", high)] == 2
+    assert got[("gpu_gitops_audit_complete", ())] == 0
+    assert got[("gpu_gitops_audit_timestamp_seconds", ())] == 1_764_300_000.0
+    assert [k for k in got if k[0] == "gpu_gitops_audit_findings"] == [
+        ("gpu_gitops_audit_findings", high)
+    ], "only the counts that are not zero"
+    # an incomplete audit is no success: the last success the Pushgateway holds must stay
+    assert not [k for k in got if k[0] == "gpu_gitops_audit_last_success_timestamp_seconds"]
+    complete = samples(render_report(_result([]), "prometheus"))
+    assert complete[("gpu_gitops_audit_last_success_timestamp_seconds", ())] == 1_764_300_000.0
+    assert complete[("gpu_gitops_audit_complete", ())] == 1
 
 
 def test_markdown_table_and_cap() -> None:
@@ -243,3 +258,28 @@ def test_markdown_table_and_cap() -> None:
     capped = render_report(_result(many), "markdown")
     assert len(capped) <= MARKDOWN_LIMIT
     assert "truncated" in capped
+
+
+HOSTILE = (
+    "x\n\n</details>\n<!-- forged -->\n**clean** @acme [x](https://evil.example) \x1b[2J\u202e"
+)
+
+
+def test_values_and_names_from_a_hostile_server_are_inert_in_text_and_markdown() -> None:
+    evil = ObjectRef("v1", "ConfigMap", "default", "cm`|" + HOSTILE)
+    result = _result(
+        [_finding(object=evil, live=HOSTILE, path="/data/" + HOSTILE, message=HOSTILE)],
+        complete=False,
+    )
+    result.problems.append("list: 403 " + HOSTILE)
+    result.notes.append(HOSTILE)
+    text = render_report(result, "text")
+    assert "\x1b" not in text and "\u202e" not in text
+    assert not any(line.startswith(("</details>", "<!--", "**clean")) for line in text.splitlines())
+    md = render_report(result, "markdown")
+    assert "\x1b" not in md and "\u202e" not in md
+    assert not any(line.startswith(("</details>\n", "**clean")) for line in md.splitlines())
+    # what is left once the code spans (literal text on one line) are taken out
+    prose = re.sub(r"`[^`\n]*`", "", md)
+    assert "<!--" not in prose and "](https://evil" not in prose and "@acme" not in prose
+    assert prose.count("</details>") == prose.count("<details>") == 1

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kubedata.objects import KubeObject, ObjectKey
+from kubedata.yaml_io import load_all
 from prbot.device_risks import permitted_devices
 from prbot.diff import index_objects
 from prbot.risk_check import Risk
@@ -15,7 +16,6 @@ from prbot.risks import cluster_risks
 from renderer.build import build_overlays
 from renderer.profile import LoadedProfile, load_profile
 from renderer.render import render_profiles
-from renderer.yaml_io import load_all
 from tests.renderer.profile_texts import PLATFORM_OK as PLATFORM
 
 Built = tuple[LoadedProfile, dict[ObjectKey, KubeObject]]

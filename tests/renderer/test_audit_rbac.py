@@ -6,13 +6,15 @@ from typing import Any
 
 import pytest
 
-from renderer.audit_rbac import RbacRule, audit_rbac_rules, helm_secret_namespaces
+from kubedata.yaml_io import load_all
+from renderer.audit_rbac import RbacRule, audit_rbac_rules, audit_reads, secret_namespaces
 from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE
 from renderer.build import build_overlays
+from renderer.errors import ProfileError
 from renderer.overlays import cluster_overlay
 from renderer.profile import LoadedProfile, load_profile_bytes
 from renderer.rules.checks import check_profile
-from renderer.yaml_io import load_all
+from renderer.version import package_version
 from tests.renderer.profile_texts import PLATFORM_OK
 from tests.renderer.rbac_paths import request_rule, uncovered, unused
 
@@ -71,7 +73,7 @@ def test_built_rbac_grants_exactly_the_audit_rules(case: str):
     objs = built(lp)
     assert granted(objs) == audit_rbac_rules(lp.profile.spec)
     bindings = [o for o in objs if o["kind"] in ("ClusterRoleBinding", "RoleBinding")]
-    assert len(bindings) == 2 + len(helm_secret_namespaces(lp.profile.spec))
+    assert len(bindings) == 2 + len(secret_namespaces(lp.profile.spec))
     for b in bindings:
         assert b["subjects"] == [
             {"kind": "ServiceAccount", "name": AUDIT_NAME, "namespace": AUDIT_NAMESPACE}
@@ -119,21 +121,23 @@ def test_the_audited_kinds_and_secret_namespaces():
         ("rbac.authorization.k8s.io", "roles"),
     }
     assert ("", "secrets", None) not in audit_rbac_rules(cozy), "Secrets never cluster-wide"
-    assert helm_secret_namespaces(cozy) == [
+    # HAMi's chart renders no object the audit compares: cozy-hami is not read
+    assert secret_namespaces(cozy) == [
         "cozy-gpu-operator",
-        "cozy-hami",
         "cozy-kubevirt",
         "cozy-system",
     ]
     none = loaded(PROFILES["cozystack-none"]).profile.spec
-    assert helm_secret_namespaces(none) == ["cozy-system"]
+    assert secret_namespaces(none) == ["cozy-system"], "no GPU Operator, no KubeVirt wiring"
     flux = loaded(PROFILES["flux-passthrough"]).profile.spec
-    assert helm_secret_namespaces(flux) == ["gpu-operator", "virt"]
+    # KubeVirt is no Helm release of the tool on plain Flux: its CA and TLS keys stay unread
+    assert secret_namespaces(flux) == ["gpu-operator"]
     assert not any(g == "cozystack.io" for g, _, _ in audit_rbac_rules(flux))
     tenant = loaded(PROFILES["flux-container-hami"]).profile.spec
-    assert helm_secret_namespaces(tenant) == ["gpu-operator", "kube-system"]
+    assert secret_namespaces(tenant) == ["gpu-operator"], "never kube-system (HAMi's release)"
     shared = loaded(PROFILES["flux-kubevirt-shares-namespace"]).profile.spec
-    assert helm_secret_namespaces(shared) == ["gpu-operator"]
+    assert secret_namespaces(shared) == ["gpu-operator"]
+    assert audit_reads(shared).release_namespaces == ("gpu-operator",), "what the auditor reads"
 
 
 def test_cronjob_runs_the_audit_non_root_on_a_read_only_root():
@@ -157,9 +161,24 @@ def test_cronjob_runs_the_audit_non_root_on_a_read_only_root():
         "audit",
         "--cluster",
         "c1",
+        "--in-cluster",
         "-o",
         "prometheus",
     ]
+    assert container["resources"] == {
+        "requests": {"cpu": "100m", "memory": "512Mi"},
+        "limits": {"memory": "1Gi"},
+    }
+    job = cron["spec"]["jobTemplate"]["spec"]
+    assert pod["restartPolicy"] == "Never", "podFailurePolicy requires it"
+    assert job["backoffLimit"] == 1
+    [fail_on_drift, ignore_eviction] = job["podFailurePolicy"]["rules"]
+    assert fail_on_drift == {
+        "action": "FailJob",
+        "onExitCodes": {"containerName": "audit", "operator": "In", "values": [1]},
+    }
+    assert ignore_eviction["action"] == "Ignore"
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
@@ -178,14 +197,75 @@ def test_no_audit_block_no_audit_objects():
     ]
 
 
-def test_audit_needs_an_image():
-    lp = loaded(PROFILES["flux-passthrough"], audit="  audit: {schedule: '0 1 * * *'}\n")
-    (problem,) = [p for p in check_profile(lp) if p.severity == "error"]
-    assert problem.field == "spec.audit.image"
-    assert str(problem).startswith(
-        "clusters/c1/gpu-profile.yaml:10: error: spec.audit.image: is required when spec.audit "
-        "is set: name the image"
+def test_audit_defaults_to_the_image_of_the_rendering_version():
+    lp = loaded(PROFILES["flux-passthrough"], audit="  audit: {schedule: '@daily'}\n")
+    assert not [p for p in check_profile(lp) if p.severity == "error"]
+    cron = next(o for o in built(lp) if o["kind"] == "CronJob")
+    (container,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == f"ghcr.io/gpu-gitops/gpu-gitops:{package_version()}"
+    assert "--pushgateway" not in container["args"]
+    assert not [o for o in built(lp) if o["kind"] == "PrometheusRule"], "alerts only when asked"
+
+
+def test_audit_job_fields_come_from_the_profile():
+    audit = (
+        "  audit:\n    schedule: '0 2 * * 1-5'\n    pushgateway: http://pgw.monitoring:9091\n"
+        "    alerts: true\n    resources: {requests: {cpu: 50m, memory: 700Mi}, "
+        "limits: {memory: 2Gi}}\n"
     )
+    lp = loaded(PROFILES["cozystack-none"], audit=audit)
+    objs = built(lp)
+    cron = next(o for o in objs if o["kind"] == "CronJob")
+    (container,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert cron["spec"]["schedule"] == "0 2 * * 1-5"
+    assert container["args"][-2:] == ["--pushgateway", "http://pgw.monitoring:9091"]
+    assert container["resources"] == {
+        "requests": {"cpu": "50m", "memory": "700Mi"},
+        "limits": {"memory": "2Gi"},
+    }
+    (rule,) = [o for o in objs if o["kind"] == "PrometheusRule"]
+    alerts = rule["spec"]["groups"][0]["rules"]
+    assert [a["alert"] for a in alerts] == [
+        "GpuGitopsHighDrift",
+        "GpuGitopsAuditIncomplete",
+        "GpuGitopsAuditMissing",
+        "GpuGitopsAuditMissing",
+    ]
+    assert all('cluster="c1"' in a["expr"] for a in alerts)
+    assert "36 * 3600" in alerts[2]["expr"] and alerts[3]["for"] == "36h"
+    # the auditor compares the PrometheusRule with git: the job may read it, there only
+    assert ("monitoring.coreos.com", "prometheusrules", AUDIT_NAMESPACE) in audit_rbac_rules(
+        lp.profile.spec
+    )
+    assert granted(objs) == audit_rbac_rules(lp.profile.spec)
+
+
+@pytest.mark.parametrize(
+    ("audit", "field", "message"),
+    [
+        ("{schedule: '0 3 * *'}", "spec.audit.schedule", "has 4 fields; write five fields"),
+        ("{schedule: '61 3 * * *'}", "spec.audit.schedule", "minute 61 is outside 0-59"),
+        ("{image: 'ghcr.io/x/y:1 '}", "spec.audit.image", "contains whitespace"),
+        ("{pushgateway: 'pgw:9091'}", "spec.audit.pushgateway", "is not an http or https URL"),
+        ("{pushgateway: 'http://u:pw@pgw'}", "spec.audit.pushgateway", "carries a password"),
+    ],
+)
+def test_bad_audit_fields_are_refused_with_file_and_line(audit: str, field: str, message: str):
+    text = (
+        "apiVersion: gpu-gitops/v1alpha1\nkind: GPUProfile\nmetadata: {name: c1}\nspec:\n"
+        + PROFILES["cozystack-none"]
+        + f"  audit: {audit}\n"
+    )
+    try:
+        lp = load_profile_bytes("c1", text.encode(), None)
+    except ProfileError as exc:
+        problems = list(exc.problems)
+    else:
+        problems = [p for p in check_profile(lp) if p.severity == "error"]
+    (problem,) = problems
+    assert problem.field == field
+    assert str(problem).startswith(f"clusters/c1/gpu-profile.yaml:7: error: {field}: ")
+    assert message in str(problem)
 
 
 def test_request_paths_map_to_rules():
@@ -206,6 +286,14 @@ def test_request_paths_map_to_rules():
     assert request_rule("/apis/kubevirt.io/v1") is None
     assert request_rule("/api") is None
     rules = audit_rbac_rules(loaded(PROFILES["flux-passthrough"]).profile.spec)
-    paths = ["/api/v1/namespaces/virt/secrets", "/api/v1/namespaces/kube-system/secrets", "/apis"]
-    assert uncovered(rules, paths) == ["/api/v1/namespaces/kube-system/secrets"]
+    paths = [
+        "/api/v1/namespaces/gpu-operator/secrets",
+        "/api/v1/namespaces/virt/secrets",
+        "/api/v1/namespaces/kube-system/secrets",
+        "/apis",
+    ]
+    assert uncovered(rules, paths) == [
+        "/api/v1/namespaces/virt/secrets",
+        "/api/v1/namespaces/kube-system/secrets",
+    ]
     assert ("", "nodes", None) in unused(rules, paths)

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from kubedata.yaml_io import load_all, load_marked
 from renderer.build import build_overlays
 from renderer.overlays import cluster_overlay, pointer
 from renderer.profile import LoadedProfile, PlatformDoc, parse_profile
-from renderer.yaml_io import load_all, load_marked
 
 PROFILE = """\
 apiVersion: gpu-gitops/v1alpha1

@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from kubedata.yaml_io import load_marked
 from renderer.errors import Problem, ProfileError
 from renderer.profile import (
     MAX_FILE_BYTES,
@@ -21,7 +22,6 @@ from renderer.profile import (
 )
 from renderer.repofiles import LINK_REFUSED
 from renderer.rules.profile_schema import profile_schema
-from renderer.yaml_io import load_marked
 from tests.conftest import REPO_ROOT
 from tests.renderer.profile_texts import HEAD, PLATFORM_OK
 from tests.renderer.profile_texts import write_cluster as write

@@ -14,11 +14,11 @@ from typing import Any
 import git
 import pytest
 
+from kubedata.yaml_io import load_all
 from renderer.build import build_overlays
 from renderer.errors import Problem, ProfileError
 from renderer.render import label_commands, render_profiles
 from renderer.validate import Checked, check_clusters
-from renderer.yaml_io import load_all
 from tests.renderer.profile_texts import HEAD
 
 PROFILE = "clusters/c1/gpu-profile.yaml"
@@ -1376,19 +1376,10 @@ def test_problems_are_sorted_by_file_and_line(tmp_path):
 # --- the nightly audit job ------------------------------------------------------------------------
 
 
-def test_audit_job_needs_an_image(tmp_path):
+def test_audit_job_image_is_optional(tmp_path):
+    # the default is the published image of the rendering version (tests/renderer/test_audit_rbac)
     body = FLUX + "variant: passthrough\n" + L40S + "audit:\n  schedule: '0 4 * * *'\n"
-    assert check(tmp_path, body) == (
-        False,
-        [
-            E(
-                13,
-                "spec.audit.image",
-                "is required when spec.audit is set: name the image that holds gpu-gitops, "
-                "e.g. ghcr.io/example/gpu-gitops:0.1.0",
-            )
-        ],
-    )
+    assert check(tmp_path, body) == (True, [])
 
 
 def test_flux_url_missing_without_origin_is_a_warning(tmp_path: Path):

@@ -345,6 +345,26 @@ def test_token_file_is_reread_after_a_401(tmp_path: Path) -> None:
     assert request_via(auth, [401, 200]) == ["Bearer old", "Bearer new"]
 
 
+def node_reader(namespace: str, account: str) -> list[dict[str, Any]]:
+    """A ClusterRole reading Nodes, bound to a service account (the server enforces RBAC)."""
+    rbac = "rbac.authorization.k8s.io"
+    return [
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "node-reader"},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}],
+        },
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "node-reader"},
+            "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": "node-reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        },
+    ]
+
+
 def test_in_cluster_config_and_token_rotation_against_the_server(
     tmp_path: Path, api_server: ApiServer
 ) -> None:
@@ -361,6 +381,7 @@ def test_in_cluster_config_and_token_rotation_against_the_server(
         "cozy-system",
         "in-cluster service account",
     )
+    api_server.store.put_all(node_reader("cozy-system", "gpu-gitops"))
     api_server.add_token("sa-token-1", "system:serviceaccount:cozy-system:gpu-gitops")
     with KubeApi(config) as api:
         assert len(api.list("Node", "")) == 3
@@ -380,6 +401,19 @@ def test_in_cluster_ipv6_host_and_missing_token(tmp_path: Path) -> None:
     (root / "token").write_text("t")
     (root / "ca.crt").write_bytes(CA_PEM)
     assert load_in_cluster_config(env, root).server == "https://[fd00::1]:443"
+
+
+def test_in_cluster_folder_from_the_environment(tmp_path: Path) -> None:
+    root = tmp_path / "elsewhere"
+    root.mkdir()
+    (root / "token").write_text("t")
+    (root / "ca.crt").write_bytes(CA_PEM)
+    (root / "namespace").write_text("gpu-gitops")
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    with pytest.raises(KubeConfigError, match=r"/var/run/secrets/kubernetes\.io/serviceaccount"):
+        load_in_cluster_config(env)
+    config = load_in_cluster_config({**env, "GPU_GITOPS_SERVICEACCOUNT_DIR": str(root)})
+    assert (config.namespace, config.token_file) == ("gpu-gitops", root / "token")
 
 
 # -- exec credential plugins ---------------------------------------------------------------------

@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from kubedata.yaml_io import dump_all
 from renderer.errors import BuildError
 from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
@@ -21,7 +22,6 @@ from renderer.publish.flat import (
     profile_digest,
     split_documents,
 )
-from renderer.yaml_io import dump_all
 
 META = Metadata("a" * 40, "sha256:" + "0" * 64, "gpu-gitops test", False)
 

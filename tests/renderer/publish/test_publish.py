@@ -37,6 +37,7 @@ from renderer.publish.gitobjects import update_ref
 from renderer.publish.plan import commit_message, tool_version
 from renderer.publish.publish import publish
 from renderer.validate import check_clusters
+from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
 
 CLUSTERS = sorted(p.parent.name for p in (REPO_ROOT / "clusters").glob("*/gpu-profile.yaml"))
@@ -507,6 +508,18 @@ def test_a_file_added_by_hand_is_pruned_too(source: Path):
     assert code == 0
     assert "edge1/: warning: " in err
     assert "edge1/extra_thing.yaml" not in files_at(source, out.strip())
+
+
+def test_publish_refuses_to_run_while_render_writes_the_checkout(source: Path):
+    refs = sh(source, "for-each-ref")
+    with checkout_lock(source):
+        code, out, err = run("publish", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"gpu-gitops: error: another gpu-gitops render or publish is running in {source}; "
+        "run it again when it is done\n"
+    )
+    assert sh(source, "for-each-ref") == refs
 
 
 def test_head_is_not_a_branch_to_publish_to(source: Path):

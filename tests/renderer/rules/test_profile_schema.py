@@ -21,11 +21,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+from kubedata.errors import YamlError
+from kubedata.yaml_io import load_marked
 from renderer.errors import ProfileError
 from renderer.rules.checker import RuleChecker
 from renderer.rules.profile_schema import NOT_EXPRESSIBLE, profile_schema
 from renderer.validate import check_files
-from renderer.yaml_io import load_marked
 from tests.conftest import REPO_ROOT
 from tests.renderer import test_bad_input
 from tests.renderer.profile_texts import HEAD, PLATFORM_OK
@@ -234,7 +235,6 @@ INVALID: list[tuple[str, str, str | None, str | None]] = [
         ),
         "platform.yaml",
     ),
-    ("audit-without-image", FLUX + "  variant: none\n  audit: {schedule: '@daily'}\n", None, None),
     ("cozystack-without-platform-yaml", COZY + "  variant: passthrough\n", None, "platform.yaml"),
     (
         "cron-range-backwards",
@@ -258,6 +258,8 @@ INVALID: list[tuple[str, str, str | None, str | None]] = [
 
 # valid (validate exit 0, warnings allowed): the schema must accept them too
 VALID: list[tuple[str, str, str | None]] = [
+    # the image defaults to the published image of the rendering version
+    ("audit-without-image", FLUX + "  variant: none\n  audit: {schedule: '@daily'}\n", None),
     (
         "sriov-blackwell-on-kubevirt-1.9",
         FLUX + "  variant: vgpu\n" + MANAGER + devices(RTX) + "  kubevirt: {version: '1.9'}\n",
@@ -368,7 +370,7 @@ def _document(profile: bytes) -> Any:
     """The profile as the schema sees it, or None where there is no JSON document."""
     try:
         data, _ = load_marked(profile.decode("utf-8"), "c1")
-    except (ProfileError, UnicodeDecodeError):
+    except (YamlError, UnicodeDecodeError):
         return None
     return data
 

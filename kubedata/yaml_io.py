@@ -1,5 +1,9 @@
-"""YAML at the edges: marked loading of hand-written files, deterministic dumping of output.
+"""YAML at the edges of every product: marked loading of hand-written files (the line of every
+path, for errors that name file:line), deterministic dumping of output, plain multi-document loads.
 
+Marked loading refuses what is not plain data (anchors and aliases, merge keys, tags, duplicate
+keys, deep nesting, several documents) with a YamlError naming the line; each product turns it
+into its own error (the renderer: a ProfileError Problem, the same one line).
 libyaml (CSafeLoader/CSafeDumper) is required: the pure-Python classes are 5-7x slower and give the
 same result.
 """
@@ -10,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from renderer.errors import Problem, ProfileError
+from kubedata.errors import YamlError
 
 __all__ = ["Marks", "Path", "dump_all", "dump_yaml", "load_all", "load_marked", "nearest_line"]
 
@@ -37,8 +41,8 @@ class _Builder:
         self.seen: set[int] = set()
         self.scalars = yaml.constructor.SafeConstructor()
 
-    def fail(self, node: yaml.Node, message: str) -> ProfileError:
-        return ProfileError([Problem(self.file, node.start_mark.line + 1, "", message)])
+    def fail(self, node: yaml.Node, message: str) -> YamlError:
+        return YamlError(self.file, node.start_mark.line + 1, message)
 
     def build(self, node: yaml.Node, path: Path) -> Any:
         # A node reached twice is an alias: refusing them makes "billion laughs" impossible.
@@ -71,13 +75,13 @@ class _Builder:
             # an explicit tag (!!python/..., !foo, !!int x...) that plain YAML data cannot take
             raise self._tagged(node) from None
 
-    def _tagged(self, node: yaml.Node) -> ProfileError:
+    def _tagged(self, node: yaml.Node) -> YamlError:
         tag = node.tag.replace("tag:yaml.org,2002:", "!!")
         return self.fail(node, f'cannot read the value tagged "{tag}"; remove the tag')
 
 
 def load_marked(text: str, file: str) -> tuple[Any, Marks]:
-    """Load one YAML document, keeping the line of every path; errors name file and line."""
+    """Load one YAML document, keeping the line of every path; YamlError names file and line."""
     try:
         docs = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
@@ -87,23 +91,22 @@ def load_marked(text: str, file: str) -> tuple[Any, Marks]:
         context = exc.context_mark
         if exc.context and context and context.line + 1 != line:
             problem += f" ({exc.context} that starts on line {context.line + 1})"
-        raise ProfileError([Problem(file, line, "", f"YAML syntax error: {problem}")]) from None
+        raise YamlError(file, line, f"YAML syntax error: {problem}") from None
     except yaml.reader.ReaderError as exc:
         # libyaml reads the text as UTF-8: its position counts bytes
         line = text.encode("utf-8", "surrogatepass")[: exc.position].count(b"\n") + 1
         char = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
         message = f"YAML syntax error: unacceptable character {char}: {exc.reason}"
-        raise ProfileError([Problem(file, line, "", message)]) from None
+        raise YamlError(file, line, message) from None
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ProfileError([Problem(file, 0, "", f"YAML error: {first}")]) from None
+        raise YamlError(file, 0, f"YAML error: {first}") from None
     # A document holding nothing (or only null) is as good as no document.
     docs = [d for d in docs if d is not None and d.tag != "tag:yaml.org,2002:null"]
     if not docs:
-        raise ProfileError([Problem(file, 0, "", "the file is empty; it must hold one document")])
+        raise YamlError(file, 0, "the file is empty; it must hold one document")
     if len(docs) > 1:
-        line = docs[1].start_mark.line + 1
-        raise ProfileError([Problem(file, line, "", "more than one YAML document; keep one")])
+        raise YamlError(file, docs[1].start_mark.line + 1, "more than one YAML document; keep one")
     builder = _Builder(file)
     return builder.build(docs[0], ()), builder.marks
 
