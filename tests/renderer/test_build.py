@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from pathlib import Path
 
+import pykustomize
 import pytest
 
 from renderer import kustomize
-from renderer.build import build_dir
+from renderer.build import build_dir, materialize
 from renderer.errors import BuildError
+from renderer.render import render_profiles
+from renderer.validate import check_clusters
+from tests.conftest import REPO_ROOT
 
 
 def test_build_error_names_the_overlay_and_kustomize_reason(tmp_path: Path):
@@ -49,3 +54,22 @@ def test_the_library_builds_in_process_as_the_workers_do(tmp_path: Path):
     (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     assert kustomize.kustomize_build(tmp_path) == build_dir(tmp_path)
     assert "name: p-x" in build_dir(tmp_path)
+
+
+def test_the_binding_builds_what_pykustomize_itself_builds(tmp_path: Path):
+    """The ctypes binding reaches pykustomize's private C interface: if a pykustomize release
+    changes it, this comparison with pykustomize's public API on every example overlay fails."""
+    overlays = render_profiles(check_clusters(REPO_ROOT).profiles).overlays
+    materialize(tmp_path, overlays)
+    assert overlays
+    for name in overlays:
+        path = tmp_path / "overlays" / name
+        public = asyncio.run(pykustomize.build(str(path))).yaml
+        assert kustomize.kustomize_build(path) == public, name
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
+    with pytest.raises(pykustomize.KustomizeError):
+        asyncio.run(pykustomize.build(str(broken)))
+    with pytest.raises(RuntimeError, match=r"missing\.yaml"):
+        kustomize.kustomize_build(broken)
