@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kubedata.text import inert, markdown_text
+
 from audit.findings.finding import FINDING_TYPES, SEVERITIES, Finding
 from audit.metrics import render_prometheus
 from audit.result import AuditResult
@@ -156,19 +158,26 @@ def render_text(result: AuditResult) -> str:
         lines += ["", "notes:"] + [f"  - {n}" for n in result.notes]
     if result.problems:
         lines += ["", "could not read:"] + [f"  - {p}" for p in result.problems]
-    return "\n".join(lines) + "\n"
+    # values and names come from the cluster: no line of them may hold a terminal escape or
+    # start another line
+    return "\n".join(inert(line) for line in lines) + "\n"
 
 
 # -- markdown ------------------------------------------------------------------------------------
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text from the cluster or git, made inert for Markdown (see kubedata.text)."""
+    return markdown_text(text)
+
+
+def _span(text: str) -> str:
+    """A code span of untrusted text: one line, and no backtick to end it early."""
+    return "`" + inert(text).replace("`", "'") + "`"
 
 
 def _code(value: Any) -> str:
-    text = _short(value, 120)
-    return "`" + text.replace("`", "'") + "`"
+    return _span(_short(value, 120))
 
 
 def render_markdown(result: AuditResult) -> str:
@@ -186,15 +195,15 @@ def render_markdown(result: AuditResult) -> str:
         ]
         for f in result.findings:
             managers = ", ".join(m.manager for m in f.managers) or "—"
-            source = f"`{f.source}`" if f.source else "—"
+            source = _span(str(f.source)) if f.source else "—"
             out.append(
-                f"| {f.severity} | {f.type} | `{_md(str(f.object))}` | `{_md(f.path or '/')}` "
-                f"| {_md(managers)} | {_md(_reverts(f))} | {_md(source)} |"
+                f"| {f.severity} | {f.type} | {_span(str(f.object))} | {_span(f.path or '/')} "
+                f"| {_md(managers)} | {_md(_reverts(f))} | {source} |"
             )
         out += ["", "<details><summary>Details and fixes</summary>", ""]
         for f in result.findings:
             out.append(
-                f"- **{f.severity}** {f.type} `{_md(str(f.object))}` `{f.path or '/'}` "
+                f"- **{f.severity}** {f.type} {_span(str(f.object))} {_span(f.path or '/')} "
                 f"(id `{f.id}`): "
             )
             out.append(f"  {_md(f.message)}")

@@ -9,9 +9,10 @@ credential registered with `mask_secret` (the process's own, registered where it
 
 from __future__ import annotations
 
+import html
 import re
 
-__all__ = ["inert", "mask_secret", "masked", "shorten"]
+__all__ = ["inert", "markdown_text", "mask_secret", "masked", "shorten"]
 
 # C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
 # (bidi embeddings, overrides and isolates, zero-width characters, the BOM).
@@ -53,3 +54,14 @@ def shorten(text: str, limit: int = 80) -> str:
     if len(first) > limit:
         return first[:limit] + "…"
     return first + ("…" if rest else "")
+
+
+_MD_SPECIAL = str.maketrans(
+    {c: f"&#{ord(c)};" for c in "`*_[]|!@#~\\"}  # code, emphasis, links, tables, mentions
+)
+
+
+def markdown_text(text: str) -> str:
+    """Untrusted text for Markdown outside code (a PR comment, an issue): one line, and no HTML
+    or HTML comment, code span, emphasis, link, image, table cell or @mention it could open."""
+    return html.escape(inert(text), quote=False).translate(_MD_SPECIAL)

@@ -175,11 +175,11 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
         sides = (Side(base, resolve(repo, base).hexsha), Side(head, resolve(repo, head).hexsha))
         inputs = [cluster_inputs(repo.commit(s.commit)) for s in sides]
         everything = sorted(set(inputs[0]) | set(inputs[1]))
-        names = [
-            n
-            for n in everything
-            if not reuse or _digest(inputs[0].get(n, {})) != _digest(inputs[1].get(n, {}))
+        # a cluster whose inputs are the same at both refs builds the same: nothing to review
+        changed = [
+            n for n in everything if _digest(inputs[0].get(n, {})) != _digest(inputs[1].get(n, {}))
         ]
+        names = changed if reuse else everything
         checked: list[Checked] = []
         problems: list[Problem] = []
         for i, side in enumerate(sides):
@@ -194,7 +194,7 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
     profiles = [{lp.name: lp for lp in c.profiles} for c in checked]
     objects = [_build(p) for p in profiles]
     clusters: list[ClusterDiff] = []
-    for name in names:
+    for name in changed:
         before, after = objects[0].get(name, {}), objects[1].get(name, {})
         changes = diff_objects(before, after)
         was, now = profiles[0].get(name), profiles[1].get(name)

@@ -7,10 +7,9 @@ and what was cut is said at the end.
 
 from __future__ import annotations
 
-import html
 import re
 
-from kubedata.text import inert
+from kubedata.text import inert, markdown_text
 
 from prbot.diff import ObjectChange
 from prbot.diff_lines import cluster_counts, node_line, object_lines, object_title
@@ -27,16 +26,10 @@ _SHOWN_CUT_NAMES = 5
 _BACKTICKS = re.compile(r"`+")
 
 
-_MD_SPECIAL = str.maketrans(
-    {c: f"&#{ord(c)};" for c in "`*_[]|!@#~\\"}  # code, emphasis, links, tables, mentions
-)
-
-
 def _md(text: str) -> str:
     """Text outside code, from profiles or git: one line (a newline could end the blockquote or
-    table it sits in), no HTML or HTML comment, no code span, emphasis, link, image, table cell
-    or @mention, no bidi control."""
-    return html.escape(inert(text), quote=False).translate(_MD_SPECIAL)
+    table it sits in), nothing it could open (see markdown_text), no bidi control."""
+    return markdown_text(text)
 
 
 def _size(text: str) -> int:

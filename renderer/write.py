@@ -83,15 +83,18 @@ def _remove(path: Path) -> None:
 
 
 @contextmanager
-def checkout_lock(root: Path) -> Iterator[None]:
-    """Hold the checkout's write lock (flock on the folder itself: no lock file to leave)."""
+def checkout_lock(root: Path, shared: bool = False) -> Iterator[None]:
+    """Hold the checkout's lock (flock on the folder itself: no lock file to leave behind):
+    exclusive for render, which writes the working tree; shared for publish, which reads it
+    (--allow-dirty) and may run beside another publish (its ref update settles that race)."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             raise WriteError(
-                f"another gpu-gitops render is writing in {root}; run it again when it is done"
+                f"another gpu-gitops render or publish is running in {root}; run it again when "
+                "it is done"
             ) from None
         yield
     finally:

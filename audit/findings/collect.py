@@ -115,7 +115,7 @@ class Findings:
                 # no managedFields to tell, it is what some version of the CRD defaults there)
                 self.defaults_ignored += 1
                 return None
-        if change.kind == "added" and partial and not _hand_wiring(change, live_obj, attribution):
+        if added and partial and not _hand_wiring(change, live_obj, attribution):
             # git owns only what it declares: the rest is the creator's (DESIGN §6)
             self.creators_fields += 1
             return None

@@ -20,6 +20,7 @@ is never committed over it: the tip already holds the newer render.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -35,6 +36,7 @@ from renderer.gitrepo import open_repo
 from renderer.publish.gitobjects import GitCommandFailed, RefMoved, ref_sha, run_git, update_ref
 from renderer.publish.plan import Plan, Publisher
 from renderer.publish.sources import read_sources
+from renderer.write import checkout_lock
 
 __all__ = ["MAX_ATTEMPTS", "PublishResult", "publish"]
 
@@ -233,7 +235,8 @@ def publish(
 ) -> PublishResult:
     """Render, build and commit every cluster of the checkout at `path` to `branch`."""
     repo = open_repo(path)
-    with repo:
+    tree = repo.working_tree_dir
+    with repo, checkout_lock(Path(tree), shared=True) if tree else contextlib.nullcontext():
         ref = _branch_ref(repo, branch)
         sources = read_sources(repo, allow_dirty)
         if not sources.files:

@@ -47,6 +47,10 @@ T_EDIT = "2026-11-20T15:41:07Z"
 T_LENS = "2026-11-24T10:03:55Z"
 T_SUSPEND = "2026-11-25T18:20:00Z"
 T_NOW = "2026-11-28T02:11:02Z"
+RELEASE_SECRETS_DUMP = (
+    "kubectl get secrets -A -l owner=helm --show-managed-fields -o yaml "
+    "(newest deployed revisions only)"
+)
 APPLIED = "rendered@sha1:0000000000000000000000000000000000000000"
 """Placeholder: the demo sets the revision it has just published."""
 WORKSTATION: dict[str, Any] = {
@@ -487,7 +491,7 @@ def node(name: str, workload: str, by: str) -> dict[str, Any]:
 
 
 def one(obj: dict[str, Any], command: str) -> str:
-    return f"# {command} --show-managed-fields\n" + yaml.safe_dump(obj, sort_keys=True, width=100)
+    return f"# {command}\n" + yaml.safe_dump(obj, sort_keys=True, width=100)
 
 
 def rendered_others(others: list[dict[str, Any]]) -> dict[str, str]:
@@ -599,11 +603,15 @@ def ams1(clusters: Path) -> dict[str, str]:
                 live_package(pkgs["cozystack.kubevirt"], reorder=True),
                 live_package(pkgs["cozystack.gpu-operator"]),
             ],
-            "kubectl get packages.cozystack.io -o yaml",
+            "kubectl get packages.cozystack.io --show-managed-fields -o yaml",
         ),
         **rendered_others(others),
-        "kubevirt.yaml": one(cr, "kubectl get kubevirt -n cozy-kubevirt kubevirt -o yaml"),
-        "clusterpolicy.yaml": one(cp, "kubectl get clusterpolicy cluster-policy -o yaml"),
+        "kubevirt.yaml": one(
+            cr, "kubectl get kubevirt -n cozy-kubevirt kubevirt --show-managed-fields -o yaml"
+        ),
+        "clusterpolicy.yaml": one(
+            cp, "kubectl get clusterpolicy cluster-policy --show-managed-fields -o yaml"
+        ),
         "helmreleases.yaml": as_list(
             [
                 helm_release_obj(
@@ -614,10 +622,11 @@ def ams1(clusters: Path) -> dict[str, str]:
                     "gpu-operator", "cozy-gpu-operator", "cozystack.gpu-operator", 2, suspended=True
                 ),
             ],
-            "kubectl get helmreleases.helm.toolkit.fluxcd.io -A -o yaml",
+            "kubectl get helmreleases.helm.toolkit.fluxcd.io -A --show-managed-fields -o yaml",
         ),
         "flux.yaml": as_list(
-            flux("ams1"), "kubectl get gitrepository,kustomization -n cozy-fluxcd -o yaml"
+            flux("ams1"),
+            "kubectl get gitrepository,kustomization -n cozy-fluxcd --show-managed-fields -o yaml",
         ),
         "virtualmachines.yaml": as_list(
             [
@@ -625,14 +634,14 @@ def ams1(clusters: Path) -> dict[str, str]:
                 vm("train02", "nvidia.com/GB202GL_RTX_PRO_6000"),
                 vm("infer01", "nvidia.com/GH100_H100_PCIE"),
             ],
-            "kubectl get virtualmachines -A -o yaml",
+            "kubectl get virtualmachines.kubevirt.io -A --show-managed-fields -o yaml",
         ),
         "nodes.yaml": as_list(
             [
                 node("gpu-ams1-01", "vm-passthrough", "kubectl-label"),
                 node("gpu-ams1-02", "container", "kubectl-label"),
             ],
-            "kubectl get nodes -o yaml --show-managed-fields (GPU workers)",
+            "kubectl get nodes --show-managed-fields -o yaml (GPU workers)",
         ),
         "release-secrets.yaml": as_list(
             [
@@ -649,7 +658,7 @@ def ams1(clusters: Path) -> dict[str, str]:
                     "gpu-operator", "cozy-gpu-operator", "cozy-gpu-operator", [released_cp], {}, 2
                 ),
             ],
-            "kubectl get secrets -A -l owner=helm -o yaml (newest deployed revisions only)",
+            RELEASE_SECRETS_DUMP,
         ),
     }
     return files
@@ -706,10 +715,12 @@ def sto1(clusters: Path) -> dict[str, str]:
                 live_package(pkgs["cozystack.kubevirt"]),
                 live_package(left),
             ],
-            "kubectl get packages.cozystack.io -o yaml",
+            "kubectl get packages.cozystack.io --show-managed-fields -o yaml",
         ),
         **rendered_others(others),
-        "kubevirt.yaml": one(cr, "kubectl get kubevirt -n cozy-kubevirt kubevirt -o yaml"),
+        "kubevirt.yaml": one(
+            cr, "kubectl get kubevirt -n cozy-kubevirt kubevirt --show-managed-fields -o yaml"
+        ),
         "helmreleases.yaml": as_list(
             [
                 helm_release_obj(
@@ -718,10 +729,11 @@ def sto1(clusters: Path) -> dict[str, str]:
                 helm_release_obj("kubevirt", "cozy-kubevirt", "cozystack.kubevirt", 4),
                 exporter,
             ],
-            "kubectl get helmreleases.helm.toolkit.fluxcd.io -A -o yaml",
+            "kubectl get helmreleases.helm.toolkit.fluxcd.io -A --show-managed-fields -o yaml",
         ),
         "flux.yaml": as_list(
-            flux("sto1"), "kubectl get gitrepository,kustomization -n cozy-fluxcd -o yaml"
+            flux("sto1"),
+            "kubectl get gitrepository,kustomization -n cozy-fluxcd --show-managed-fields -o yaml",
         ),
         # none left: an empty list, named after the resource so the audit knows it was dumped
         "virtualmachines.kubevirt.io.yaml": as_list(
@@ -739,7 +751,7 @@ def sto1(clusters: Path) -> dict[str, str]:
                 ),
                 release("kubevirt", "cozy-kubevirt", "cozy-kubevirt", [released_cr], kv_values, 4),
             ],
-            "kubectl get secrets -A -l owner=helm -o yaml (newest deployed revisions only)",
+            RELEASE_SECRETS_DUMP,
         ),
     }
 

@@ -467,3 +467,21 @@ def test_pruned_from_git_and_operator_edits(repo_and_tip: tuple[Path, str], tmp_
     # the edit does not turn drift detection on: the operator-generated release stays blind
     [pci] = by(doc, "KubeVirt", PCI)
     assert pci["revert"] == "next-upgrade"
+
+
+def test_every_snapshot_command_keeps_managed_fields() -> None:
+    """Attribution needs managedFields, which `kubectl get -o yaml` hides: every dump command the
+    README shows asks for them (the help: the next test)."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Auditing a snapshot", 1)[1].split("\n## ", 1)[0]
+    commands = [line for line in section.splitlines() if line.strip().startswith("kubectl get")]
+    assert len(commands) >= 2
+    assert all("--show-managed-fields" in c for c in commands), commands
+
+
+def test_audit_help_names_the_dump_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        run("audit", "--help")
+    text = capsys.readouterr().out
+    dumps = [line for line in text.splitlines() if "kubectl get" in line]
+    assert dumps and all("--show-managed-fields" in line for line in dumps), dumps

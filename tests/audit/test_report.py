@@ -258,3 +258,28 @@ def test_markdown_table_and_cap() -> None:
     capped = render_report(_result(many), "markdown")
     assert len(capped) <= MARKDOWN_LIMIT
     assert "truncated" in capped
+
+
+HOSTILE = (
+    "x\n\n</details>\n<!-- forged -->\n**clean** @acme [x](https://evil.example) \x1b[2J\u202e"
+)
+
+
+def test_values_and_names_from_a_hostile_server_are_inert_in_text_and_markdown() -> None:
+    evil = ObjectRef("v1", "ConfigMap", "default", "cm`|" + HOSTILE)
+    result = _result(
+        [_finding(object=evil, live=HOSTILE, path="/data/" + HOSTILE, message=HOSTILE)],
+        complete=False,
+    )
+    result.problems.append("list: 403 " + HOSTILE)
+    result.notes.append(HOSTILE)
+    text = render_report(result, "text")
+    assert "\x1b" not in text and "\u202e" not in text
+    assert not any(line.startswith(("</details>", "<!--", "**clean")) for line in text.splitlines())
+    md = render_report(result, "markdown")
+    assert "\x1b" not in md and "\u202e" not in md
+    assert not any(line.startswith(("</details>\n", "**clean")) for line in md.splitlines())
+    # what is left once the code spans (literal text on one line) are taken out
+    prose = re.sub(r"`[^`\n]*`", "", md)
+    assert "<!--" not in prose and "](https://evil" not in prose and "@acme" not in prose
+    assert prose.count("</details>") == prose.count("<details>") == 1

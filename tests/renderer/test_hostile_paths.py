@@ -183,7 +183,17 @@ def test_a_second_render_in_the_same_checkout_is_refused(world):
         code, out, err = run("render", "--repo", str(repo))
     assert (code, out) == (2, "")
     assert err == (
-        f"gpu-gitops: error: another gpu-gitops render is writing in {repo}; "
+        f"gpu-gitops: error: another gpu-gitops render or publish is running in {repo}; "
         "run it again when it is done\n"
     )
     assert not (repo / "overlays").exists()
+
+
+def test_render_refuses_to_run_beside_a_publish(world):
+    from renderer.write import checkout_lock
+
+    repo, _ = world
+    with checkout_lock(repo, shared=True), checkout_lock(repo, shared=True):
+        code, _, err = run("render", "--repo", str(repo))  # two publishes hold it shared
+    assert code == 2 and "render or publish is running" in err
+    assert run("render", "--repo", str(repo))[0] == 0

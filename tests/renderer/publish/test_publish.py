@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import git
@@ -21,7 +22,7 @@ import renderer.publish.plan as plan_module
 import renderer.publish.publish as publish_module
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
-from renderer.build import SCRATCH_PREFIX, build_overlays, scratch_dir
+from renderer.build import SCRATCH_PREFIX, SWEEP_AFTER, build_overlays, scratch_dir
 from renderer.overlays import cluster_overlay
 from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
@@ -37,6 +38,7 @@ from renderer.publish.gitobjects import update_ref
 from renderer.publish.plan import commit_message, tool_version
 from renderer.publish.publish import publish
 from renderer.validate import check_clusters
+from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
 
 CLUSTERS = sorted(p.parent.name for p in (REPO_ROOT / "clusters").glob("*/gpu-profile.yaml"))
@@ -509,6 +511,18 @@ def test_a_file_added_by_hand_is_pruned_too(source: Path):
     assert "edge1/extra_thing.yaml" not in files_at(source, out.strip())
 
 
+def test_publish_refuses_to_run_while_render_writes_the_checkout(source: Path):
+    refs = sh(source, "for-each-ref")
+    with checkout_lock(source):
+        code, out, err = run("publish", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"gpu-gitops: error: another gpu-gitops render or publish is running in {source}; "
+        "run it again when it is done\n"
+    )
+    assert sh(source, "for-each-ref") == refs
+
+
 def test_head_is_not_a_branch_to_publish_to(source: Path):
     refs = sh(source, "for-each-ref")
     code, out, err = run("publish", "--branch", "HEAD", "--repo", str(source))
@@ -584,6 +598,10 @@ def test_scratch_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
         holder.wait()
         holder.stdout.close()
         assert killed.is_dir(), "SIGKILL leaves it"
+        build_overlays({})
+        assert killed.is_dir(), "a young one may be a run that does not lock: left for now"
+        old = time.time() - SWEEP_AFTER - 1
+        os.utime(killed, (old, old))
         build_overlays({})
         assert not killed.exists(), "the next run removed it"
         assert Path(mine).is_dir(), "but not one still in use"
