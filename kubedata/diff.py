@@ -131,6 +131,7 @@ def _same_scalar(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+_Map = dict[str, Any]
 _Segments = tuple[Segment, ...]
 _Pointer = tuple[str | int, ...]
 _FieldPath = tuple[str, ...]
@@ -213,50 +214,28 @@ class Differ:
         ptr: _Pointer,
         fpath: _FieldPath,
     ) -> None:
-        if self.sort_keys:
-            for key in sorted(b.keys() | a.keys()):
-                if key not in a:
-                    self.removed_key(b, key, segs, ptr, fpath)
-                elif key in b:
-                    self.walk(b[key], a[key], (*segs, key), (*ptr, key), (*fpath, key))
-                else:
-                    self.added_key(a, key, segs, ptr, fpath)
+        """Before's keys in their order, then after's own; sorted, one key at a time."""
+        if self.sort_keys and len(keys := b.keys() | a.keys()) > 1:
+            for key in sorted(keys):
+                one_b = {key: b[key]} if key in b else {}
+                self.walk_map(one_b, {key: a[key]} if key in a else {}, segs, ptr, fpath)
             return
-        # before's keys, then after's own: the common case, with the fewest lookups
+        # the audit's hot path: every line inline
         for key, value in b.items():
+            sub = (*fpath, key)
             if key in a:
-                self.walk(value, a[key], (*segs, key), (*ptr, key), (*fpath, key))
+                self.walk(value, a[key], (*segs, key), (*ptr, key), sub)
+            elif not self.ignored_removal(sub, value):
+                self.emit(Change("removed", (*segs, key), json_pointer((*ptr, key)), sub, value))
+        for key, value in a.items():
+            if key in b:
+                continue
+            sub = (*fpath, key)
+            if isinstance(value, dict) and self.ignores_below(sub):
+                self.walk({}, value, (*segs, key), (*ptr, key), sub)
             else:
-                self.removed_key(b, key, segs, ptr, fpath)
-        for key in a:
-            if key not in b:
-                self.added_key(a, key, segs, ptr, fpath)
-
-    def removed_key(
-        self,
-        b: dict[str, Any],
-        key: str,
-        segs: _Segments,
-        ptr: _Pointer,
-        fpath: _FieldPath,
-    ) -> None:
-        sub = (*fpath, key)
-        if not self.ignored_removal(sub, b[key]):
-            self.emit(Change("removed", (*segs, key), json_pointer((*ptr, key)), sub, b[key]))
-
-    def added_key(
-        self,
-        a: dict[str, Any],
-        key: str,
-        segs: _Segments,
-        ptr: _Pointer,
-        fpath: _FieldPath,
-    ) -> None:
-        sub = (*fpath, key)
-        if isinstance(a[key], dict) and self.ignores_below(sub):
-            self.walk({}, a[key], (*segs, key), (*ptr, key), sub)
-        else:
-            self.emit(Change("added", (*segs, key), json_pointer((*ptr, key)), sub, None, a[key]))
+                at = json_pointer((*ptr, key))
+                self.emit(Change("added", (*segs, key), at, sub, None, value))
 
     def walk_list(
         self,
@@ -271,9 +250,9 @@ class Differ:
         cb, ca = [canonical(x) for x in b], [canonical(x) for x in a]
         if cb == ca:
             return
-        whole = _Whole(self, b, a, cb, ca, Counter(cb) == Counter(ca), segs, ptr, fpath)
+        whole = _Whole(self, b, a, cb, ca, segs, ptr, fpath)
         if rule.atomic:
-            if whole.same_items and not rule.ordered:
+            if whole.same_items() and not rule.ordered:
                 whole.emit("reordered")
             else:
                 whole.emit("modified", whole.details(rule.keys))
@@ -308,7 +287,7 @@ class Differ:
             if text not in in_a:
                 at = json_pointer((*whole.ptr, cb.index(text)))
                 self.emit(Change("removed", (*whole.segs, SetValue(value)), at, items, value))
-        if whole.same_items:
+        if whole.same_items():
             whole.emit("reordered")
 
     def walk_keyed(self, whole: _Whole, rule: ListRule) -> None:
@@ -358,10 +337,16 @@ class _Whole:
     cb: list[str]
     ca: list[str]
     """The items as canonical JSON."""
-    same_items: bool
     segs: _Segments
     ptr: _Pointer
     fpath: _FieldPath
+    _same: bool | None = None
+
+    def same_items(self) -> bool:
+        """Whether only the order differs (asked only where it matters: not of keyed lists)."""
+        if self._same is None:
+            self._same = Counter(self.cb) == Counter(self.ca)
+        return self._same
 
     @property
     def here(self) -> str:
@@ -372,7 +357,7 @@ class _Whole:
 
     def details(self, keys: tuple[str, ...] | None) -> tuple[str, ...]:
         """What changed inside the list, item by item (by key where it has one)."""
-        if self.same_items:
+        if self.same_items():
             return ("same items, different order",)
         if keys and all(isinstance(x, dict) for x in (*self.b, *self.a)):
             return _keyed_details(self.b, self.a, keys, self.differ.sides)
