@@ -66,7 +66,8 @@ def scratch_dir(prefix: str) -> Iterator[str]:
     On tmpfs when the machine has one: writing a thousand small overlays took 2 s on a disk-backed
     /tmp here and 0.04 s on /dev/shm. tmpfs is memory, so a folder left by a killed run must not
     stay until the next boot: each is flock-ed while in use, and every run first removes the
-    `gpu-gitops-*` folders nobody holds (no PID involved, so a reused PID fools nothing).
+    `gpu-gitops-*` folders nobody holds (see _sweep; no PID involved, so a reused PID fools
+    nothing).
     """
     fast = _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK)
     base = _TMPFS if fast else Path(tempfile.gettempdir())

@@ -37,6 +37,7 @@ from renderer.publish.flat import (
 from renderer.publish.gitobjects import update_ref
 from renderer.publish.plan import commit_message, tool_version
 from renderer.publish.publish import publish
+from renderer.repofiles import LINK_REFUSED
 from renderer.validate import check_clusters
 from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
@@ -619,3 +620,22 @@ def test_the_subject_names_clusters_and_stays_short():
     assert message.count("\n- c") == 1000
     assert message.endswith(f"\n\nSource-Commit: {'f' * 40}\n")
     assert commit_message([], ["a", "b"], "0" * 40).splitlines()[0] == "Remove a, b"
+
+
+def test_a_linked_profile_is_never_published(source: Path, tmp_path: Path):
+    """Committed or in the working tree (--allow-dirty), a link's target would be committed to
+    the rendered branch under source/ and pushed: refused, with one line naming it."""
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN KEY-----\nPLANTED-SECRET-0123456789\n")
+    profile = source / "clusters" / "lab1" / "gpu-profile.yaml"
+    profile.unlink()
+    profile.symlink_to(secret)
+    code, out, err = run("publish", "--allow-dirty", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == f"clusters/lab1/gpu-profile.yaml: error: {LINK_REFUSED}\n"
+    sh(source, "add", "-A")
+    sh(source, "commit", "-qm", "link")
+    code, out, err = run("publish", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == f"clusters/lab1/gpu-profile.yaml: error: {LINK_REFUSED}\n"
+    assert tip(source) is None, "no rendered branch was made"
