@@ -245,17 +245,17 @@ class Differ:
     ) -> None:
         name = next((s for s in reversed(fpath) if s != "*"), "")
         rule = self.list_rule(name, b, a)
-        cb, ca = [canonical(x) for x in b], [canonical(x) for x in a]
-        if cb == ca:
+        whole = _Whole(self, b, a, segs, ptr, fpath)
+        if rule.keys is not None and not rule.atomic:
+            self.walk_keyed(whole, rule)  # its items say whether they differ
             return
-        whole = _Whole(self, b, a, cb, ca, segs, ptr, fpath)
+        if whole.cb == whole.ca:
+            return
         if rule.atomic:
             if whole.same_items() and not rule.ordered:
                 whole.emit("reordered")
             else:
                 whole.emit("modified", whole.details(rule.keys))
-        elif rule.keys is not None:
-            self.walk_keyed(whole, rule)
         elif rule.ordered:
             for i in range(max(len(b), len(a))):
                 was = b[i] if i < len(b) else _ABSENT
@@ -332,13 +332,26 @@ class _Whole:
     differ: Differ
     b: list[Any]
     a: list[Any]
-    cb: list[str]
-    ca: list[str]
-    """The items as canonical JSON."""
     segs: _Segments
     ptr: _Pointer
     fpath: _FieldPath
+    _canonical: tuple[list[str], list[str]] | None = None
     _same: bool | None = None
+
+    @property
+    def cb(self) -> list[str]:
+        """Before's items as canonical JSON (made when first asked: keyed lists never ask)."""
+        return self._items()[0]
+
+    @property
+    def ca(self) -> list[str]:
+        """After's items as canonical JSON."""
+        return self._items()[1]
+
+    def _items(self) -> tuple[list[str], list[str]]:
+        if self._canonical is None:
+            self._canonical = [canonical(x) for x in self.b], [canonical(x) for x in self.a]
+        return self._canonical
 
     def same_items(self) -> bool:
         """Whether only the order differs (asked only where it matters: not of keyed lists)."""
