@@ -27,8 +27,9 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Literal, NamedTuple
 
 from kubedata.objects import canonical, json_pointer
 from kubedata.redact import is_digest
@@ -93,8 +94,9 @@ ATOMIC = ListRule()
 POSITIONAL = ListRule(keys=None, atomic=False, ordered=True)
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
+    """One change at one path (a named tuple: thousands are made per audit, cheaply)."""
+
     kind: ChangeKind
     segments: tuple[Segment, ...]
     pointer: str
@@ -103,7 +105,7 @@ class Change:
     """Field names with `*` for list items: what path patterns match against."""
     before: Any = None
     after: Any = None
-    details: tuple[str, ...] = field(default=())
+    details: tuple[str, ...] = ()
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -131,6 +133,7 @@ def _same_scalar(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+_Map = dict[str, Any]
 _Segments = tuple[Segment, ...]
 _Pointer = tuple[str | int, ...]
 _FieldPath = tuple[str, ...]
@@ -213,50 +216,24 @@ class Differ:
         ptr: _Pointer,
         fpath: _FieldPath,
     ) -> None:
+        """Before's keys in their order, then after's own; or all sorted, for readers."""
         if self.sort_keys:
-            for key in sorted(b.keys() | a.keys()):
-                if key not in a:
-                    self.removed_key(b, key, segs, ptr, fpath)
-                elif key in b:
-                    self.walk(b[key], a[key], (*segs, key), (*ptr, key), (*fpath, key))
-                else:
-                    self.added_key(a, key, segs, ptr, fpath)
-            return
-        # before's keys, then after's own: the common case, with the fewest lookups
-        for key, value in b.items():
-            if key in a:
-                self.walk(value, a[key], (*segs, key), (*ptr, key), (*fpath, key))
-            else:
-                self.removed_key(b, key, segs, ptr, fpath)
-        for key in a:
-            if key not in b:
-                self.added_key(a, key, segs, ptr, fpath)
-
-    def removed_key(
-        self,
-        b: dict[str, Any],
-        key: str,
-        segs: _Segments,
-        ptr: _Pointer,
-        fpath: _FieldPath,
-    ) -> None:
-        sub = (*fpath, key)
-        if not self.ignored_removal(sub, b[key]):
-            self.emit(Change("removed", (*segs, key), json_pointer((*ptr, key)), sub, b[key]))
-
-    def added_key(
-        self,
-        a: dict[str, Any],
-        key: str,
-        segs: _Segments,
-        ptr: _Pointer,
-        fpath: _FieldPath,
-    ) -> None:
-        sub = (*fpath, key)
-        if isinstance(a[key], dict) and self.ignores_below(sub):
-            self.walk({}, a[key], (*segs, key), (*ptr, key), sub)
+            keys: Iterable[str] = sorted(b.keys() | a.keys())
         else:
-            self.emit(Change("added", (*segs, key), json_pointer((*ptr, key)), sub, None, a[key]))
+            keys = chain(b, [k for k in a if k not in b])
+        for key in keys:
+            sub = (*fpath, key)
+            if key in b:
+                if key in a:
+                    self.walk(b[key], a[key], (*segs, key), (*ptr, key), sub)
+                elif not self.ignored_removal(sub, b[key]):
+                    at = json_pointer((*ptr, key))
+                    self.emit(Change("removed", (*segs, key), at, sub, b[key]))
+            elif isinstance(a[key], dict) and self.ignores_below(sub):
+                self.walk({}, a[key], (*segs, key), (*ptr, key), sub)
+            else:
+                at = json_pointer((*ptr, key))
+                self.emit(Change("added", (*segs, key), at, sub, None, a[key]))
 
     def walk_list(
         self,
@@ -268,17 +245,17 @@ class Differ:
     ) -> None:
         name = next((s for s in reversed(fpath) if s != "*"), "")
         rule = self.list_rule(name, b, a)
-        cb, ca = [canonical(x) for x in b], [canonical(x) for x in a]
-        if cb == ca:
+        whole = _Whole(self, b, a, segs, ptr, fpath)
+        if rule.keys is not None and not rule.atomic:
+            self.walk_keyed(whole, rule)  # its items say whether they differ
             return
-        whole = _Whole(self, b, a, cb, ca, Counter(cb) == Counter(ca), segs, ptr, fpath)
+        if whole.cb == whole.ca:
+            return
         if rule.atomic:
-            if whole.same_items and not rule.ordered:
+            if whole.same_items() and not rule.ordered:
                 whole.emit("reordered")
             else:
                 whole.emit("modified", whole.details(rule.keys))
-        elif rule.keys is not None:
-            self.walk_keyed(whole, rule)
         elif rule.ordered:
             for i in range(max(len(b), len(a))):
                 was = b[i] if i < len(b) else _ABSENT
@@ -308,7 +285,7 @@ class Differ:
             if text not in in_a:
                 at = json_pointer((*whole.ptr, cb.index(text)))
                 self.emit(Change("removed", (*whole.segs, SetValue(value)), at, items, value))
-        if whole.same_items:
+        if whole.same_items():
             whole.emit("reordered")
 
     def walk_keyed(self, whole: _Whole, rule: ListRule) -> None:
@@ -355,13 +332,32 @@ class _Whole:
     differ: Differ
     b: list[Any]
     a: list[Any]
-    cb: list[str]
-    ca: list[str]
-    """The items as canonical JSON."""
-    same_items: bool
     segs: _Segments
     ptr: _Pointer
     fpath: _FieldPath
+    _canonical: tuple[list[str], list[str]] | None = None
+    _same: bool | None = None
+
+    @property
+    def cb(self) -> list[str]:
+        """Before's items as canonical JSON (made when first asked: keyed lists never ask)."""
+        return self._items()[0]
+
+    @property
+    def ca(self) -> list[str]:
+        """After's items as canonical JSON."""
+        return self._items()[1]
+
+    def _items(self) -> tuple[list[str], list[str]]:
+        if self._canonical is None:
+            self._canonical = [canonical(x) for x in self.b], [canonical(x) for x in self.a]
+        return self._canonical
+
+    def same_items(self) -> bool:
+        """Whether only the order differs (asked only where it matters: not of keyed lists)."""
+        if self._same is None:
+            self._same = Counter(self.cb) == Counter(self.ca)
+        return self._same
 
     @property
     def here(self) -> str:
@@ -372,7 +368,7 @@ class _Whole:
 
     def details(self, keys: tuple[str, ...] | None) -> tuple[str, ...]:
         """What changed inside the list, item by item (by key where it has one)."""
-        if self.same_items:
+        if self.same_items():
             return ("same items, different order",)
         if keys and all(isinstance(x, dict) for x in (*self.b, *self.a)):
             return _keyed_details(self.b, self.a, keys, self.differ.sides)

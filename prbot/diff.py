@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from kubedata.diff import POSITIONAL, Change, Differ, ListRule, Segment, show_path
 from kubedata.objects import KubeObject, ObjectKey, key_of
@@ -35,8 +35,7 @@ _SCALARS = ListRule(keys=None, atomic=True, ordered=False)
 """Whole, and a change of order alone is shown as such."""
 
 
-@dataclass(frozen=True)
-class FieldChange:
+class FieldChange(NamedTuple):
     """One changed path of an object. `pointer` is the JSON pointer at head (base if removed);
     a reorder's `before` and `after` are the entries' identifying values in both orders."""
 

@@ -17,10 +17,12 @@ import json
 import os
 import queue
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +47,7 @@ BUILD_TIMEOUT = float(os.environ.get("GPU_GITOPS_BUILD_TIMEOUT", "120"))
 """Seconds one build may take (GPU_GITOPS_BUILD_TIMEOUT); the examples build in well under one."""
 _WORKERS = 2
 SCRATCH_PREFIX = "gpu-gitops-"
+SWEEP_AFTER = 300.0
 _TMPFS = Path("/dev/shm")
 _OFFLINE = {
     # kustomize fetches remote bases with git and remote files with Go's HTTP client
@@ -63,7 +66,8 @@ def scratch_dir(prefix: str) -> Iterator[str]:
     On tmpfs when the machine has one: writing a thousand small overlays took 2 s on a disk-backed
     /tmp here and 0.04 s on /dev/shm. tmpfs is memory, so a folder left by a killed run must not
     stay until the next boot: each is flock-ed while in use, and every run first removes the
-    `gpu-gitops-*` folders nobody holds (no PID involved, so a reused PID fools nothing).
+    `gpu-gitops-*` folders nobody holds (see _sweep; no PID involved, so a reused PID fools
+    nothing).
     """
     fast = _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK)
     base = _TMPFS if fast else Path(tempfile.gettempdir())
@@ -83,11 +87,17 @@ def scratch_dir(prefix: str) -> Iterator[str]:
 
 
 def _sweep(base: Path) -> None:
-    """Remove the scratch folders of runs that ended without cleaning up (killed, crashed)."""
-    uid = os.getuid()
+    """Remove the scratch folders of runs that ended without cleaning up (killed, crashed).
+
+    Only those untouched for SWEEP_AFTER seconds: a run of a version that did not lock its
+    folder yet may still be using a younger one."""
+    uid, now = os.getuid(), time.time()
     for path in base.glob(f"{SCRATCH_PREFIX}*"):
         try:
-            if path.is_symlink() or not path.is_dir() or path.stat().st_uid != uid:
+            info = path.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
+                continue
+            if now - info.st_mtime < SWEEP_AFTER:
                 continue
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:

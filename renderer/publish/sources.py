@@ -15,9 +15,13 @@ import git
 from renderer.errors import GitError
 from renderer.profile import MAX_FILE_BYTES, PLATFORM_FILE, PROFILE_FILE
 from renderer.publish.gitobjects import run_git
+from renderer.repofiles import link_problem, read_bytes
 from renderer.validate import ClusterFiles
 
 __all__ = ["Sources", "read_sources"]
+
+_MODE_LINK = 0o120000
+"""git's mode of a symbolic link."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,9 @@ def _files_at(commit: git.Commit) -> dict[str, ClusterFiles]:
     out: dict[str, ClusterFiles] = {}
     for folder in top.trees:
         blobs = {b.name: b for b in folder.blobs}
+        for name in (PROFILE_FILE, PLATFORM_FILE):
+            if name in blobs and blobs[name].mode == _MODE_LINK:
+                raise link_problem(f"clusters/{folder.name}/{name}")
         if PROFILE_FILE in blobs:
             platform = blobs.get(PLATFORM_FILE)
             out[folder.name] = (
@@ -47,19 +54,15 @@ def _files_at(commit: git.Commit) -> dict[str, ClusterFiles]:
     return out
 
 
-def _read_limited(path: Path) -> bytes:
-    with path.open("rb") as f:
-        return f.read(MAX_FILE_BYTES + 1)  # the loader reports anything longer
-
-
 def _files_in(root: Path) -> dict[str, ClusterFiles]:
+    """The working tree's cluster files, read as render reads them: never through a link (they
+    would be committed to the rendered branch, and pushed), never a FIFO or device."""
     out: dict[str, ClusterFiles] = {}
     for profile in sorted((root / "clusters").glob(f"*/{PROFILE_FILE}")):
-        platform = profile.with_name(PLATFORM_FILE)
-        out[profile.parent.name] = (
-            _read_limited(profile),
-            _read_limited(platform) if platform.exists() else None,
-        )
+        name = profile.parent.name
+        data = read_bytes(root, f"clusters/{name}/{PROFILE_FILE}", MAX_FILE_BYTES)
+        if data is not None:
+            out[name] = (data, read_bytes(root, f"clusters/{name}/{PLATFORM_FILE}", MAX_FILE_BYTES))
     return out
 
 

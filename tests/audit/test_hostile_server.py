@@ -121,6 +121,11 @@ def endless_pages(h: BaseHTTPRequestHandler) -> None:
     _json(h, 200, page)
 
 
+def scalar_items(h: BaseHTTPRequestHandler) -> None:
+    found = _discovery(h.path.partition("?")[0])
+    _json(h, 200, found if found is not None else {"kind": "List", "metadata": {}, "items": [1]})
+
+
 def trickle(h: BaseHTTPRequestHandler) -> None:
     h.send_response(200)
     h.send_header("Content-Type", "application/json")
@@ -249,3 +254,8 @@ def test_a_401_still_prints_the_prometheus_report(repo: Path, tmp_path: Path):
     code, out, err = _audit(unauthorized, repo, tmp_path, "-o", "prometheus")
     assert code == 2, err
     assert samples(out)[("gpu_gitops_audit_complete", ())] == 0, out
+
+
+def test_list_items_that_are_not_objects_are_a_failed_read(repo: Path, tmp_path: Path):
+    problems = _incomplete(*_audit(scalar_items, repo, tmp_path, "-o", "json"))
+    assert any("a list item is not an object; rerun" in p for p in problems), problems

@@ -115,6 +115,12 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         [f"{F}:1: error: YAML anchors and aliases are not allowed; write the value out"],
     ),
     (
+        "yaml-nested-500-deep",
+        P(FLUX + "  variant: none\n  nodes: " + "[" * 500 + "]" * 500 + "\n"),
+        None,
+        [f"{F}:8: error: nested more than 64 levels deep; flatten the value"],
+    ),
+    (
         "yaml-merge-key",
         P(FLUX + "  variant: none\n  flux:\n    <<: {interval: 5m}\n"),
         None,

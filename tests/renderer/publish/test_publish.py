@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import git
@@ -21,7 +22,7 @@ import renderer.publish.plan as plan_module
 import renderer.publish.publish as publish_module
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
-from renderer.build import SCRATCH_PREFIX, build_overlays, scratch_dir
+from renderer.build import SCRATCH_PREFIX, SWEEP_AFTER, build_overlays, scratch_dir
 from renderer.overlays import cluster_overlay
 from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
@@ -36,6 +37,7 @@ from renderer.publish.flat import (
 from renderer.publish.gitobjects import update_ref
 from renderer.publish.plan import commit_message, tool_version
 from renderer.publish.publish import publish
+from renderer.repofiles import LINK_REFUSED
 from renderer.validate import check_clusters
 from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
@@ -598,6 +600,10 @@ def test_scratch_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
         holder.stdout.close()
         assert killed.is_dir(), "SIGKILL leaves it"
         build_overlays({})
+        assert killed.is_dir(), "a young one may be a run that does not lock: left for now"
+        old = time.time() - SWEEP_AFTER - 1
+        os.utime(killed, (old, old))
+        build_overlays({})
         assert not killed.exists(), "the next run removed it"
         assert Path(mine).is_dir(), "but not one still in use"
 
@@ -614,3 +620,22 @@ def test_the_subject_names_clusters_and_stays_short():
     assert message.count("\n- c") == 1000
     assert message.endswith(f"\n\nSource-Commit: {'f' * 40}\n")
     assert commit_message([], ["a", "b"], "0" * 40).splitlines()[0] == "Remove a, b"
+
+
+def test_a_linked_profile_is_never_published(source: Path, tmp_path: Path):
+    """Committed or in the working tree (--allow-dirty), a link's target would be committed to
+    the rendered branch under source/ and pushed: refused, with one line naming it."""
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN KEY-----\nPLANTED-SECRET-0123456789\n")
+    profile = source / "clusters" / "lab1" / "gpu-profile.yaml"
+    profile.unlink()
+    profile.symlink_to(secret)
+    code, out, err = run("publish", "--allow-dirty", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == f"clusters/lab1/gpu-profile.yaml: error: {LINK_REFUSED}\n"
+    sh(source, "add", "-A")
+    sh(source, "commit", "-qm", "link")
+    code, out, err = run("publish", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == f"clusters/lab1/gpu-profile.yaml: error: {LINK_REFUSED}\n"
+    assert tip(source) is None, "no rendered branch was made"
