@@ -47,7 +47,7 @@ from renderer.publish.sources import Sources
 from renderer.validate import check_files
 from renderer.version import package_version
 
-__all__ = ["Plan", "Publisher", "commit_message", "tool_version"]
+__all__ = ["Plan", "Publisher", "code_files", "commit_message", "tool_version"]
 
 _SUBJECT_WIDTH = 72
 _EDITED = (
@@ -57,12 +57,27 @@ _EDITED = (
 _SOURCE_TRAILER = re.compile(r"^Source-Commit: ([0-9a-f]{40})$", re.MULTILINE)
 
 
+def code_files() -> list[Path]:
+    """Every module whose code decides the rendered output: the renderer's and the base's."""
+    renderer = Path(__file__).resolve().parent.parent
+    return sorted(
+        path
+        for package in (renderer, renderer.parent / "kubedata")
+        for path in package.rglob("*.py")
+    )
+
+
 @functools.cache
 def tool_version() -> str:
-    """gpu-gitops version, a digest of the renderer's code, and the kustomize library version."""
+    """gpu-gitops version, a digest of the renderer's code, and the kustomize library version.
+
+    A cluster whose profile digest and tool version are unchanged is reused, so the digest covers
+    every module that can change what a build emits, not only this folder's.
+    """
     h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    root = Path(__file__).resolve().parent.parent.parent
+    for path in code_files():
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     version = package_version()
     code = h.hexdigest()[:12]
     kustomize = importlib.metadata.version("pykustomize")

@@ -35,7 +35,7 @@ from renderer.publish.flat import (
     profile_digest,
 )
 from renderer.publish.gitobjects import update_ref
-from renderer.publish.plan import commit_message, tool_version
+from renderer.publish.plan import code_files, commit_message, tool_version
 from renderer.publish.publish import publish
 from renderer.repofiles import LINK_REFUSED
 from renderer.validate import check_clusters
@@ -639,3 +639,15 @@ def test_a_linked_profile_is_never_published(source: Path, tmp_path: Path):
     assert (code, out) == (2, "")
     assert err == f"clusters/lab1/gpu-profile.yaml: error: {LINK_REFUSED}\n"
     assert tip(source) is None, "no rendered branch was made"
+
+
+def test_the_tool_version_covers_every_module_that_shapes_the_output():
+    """A reused cluster must be rebuilt when any renderer or base module changes, not only
+    publish/'s: the digest reads every module under renderer/ and kubedata/."""
+    hashed = {path.relative_to(REPO_ROOT).as_posix() for path in code_files()}
+    for package in ("renderer", "kubedata"):
+        expected = {
+            p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / package).rglob("*.py")
+        }
+        assert expected <= hashed
+    assert {"renderer/cozystack.py", "renderer/rules/checks.py", "kubedata/objects.py"} <= hashed
