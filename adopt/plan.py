@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.findings.finding import Finding
-from kubedata.objects import KubeObject, ObjectKey
+from kubedata.objects import KubeObject, ObjectKey, pointer_tokens
 from renderer.cozystack import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
-from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile
+from renderer.profile import LoadedProfile, platform_path, profile_path
 from renderer.render import WORKLOAD_LABEL
 
 from adopt.yamledit import Edit
 
-__all__ = ["Adoptable", "Plan", "Refused", "plan", "pointer_tokens", "revert_command"]
+__all__ = ["Adoptable", "Plan", "Refused", "plan", "revert_command"]
 
 _SELECTORS = {"pciHostDevices": "pciVendorSelector", "mediatedDevices": "mdevNameSelector"}
 _VARIANTS = {"default": "passthrough", "vgpu": "vgpu", "container": "container"}
@@ -74,11 +74,11 @@ class _Context:
 
     @property
     def profile_file(self) -> str:
-        return f"clusters/{self.cluster}/{PROFILE_FILE}"
+        return profile_path(self.cluster)
 
     @property
     def platform_file(self) -> str:
-        return f"clusters/{self.cluster}/{PLATFORM_FILE}"
+        return platform_path(self.cluster)
 
     @property
     def flux(self) -> bool:
@@ -87,13 +87,6 @@ class _Context:
 
 class _No(Exception):
     """Not adoptable, and why."""
-
-
-def pointer_tokens(pointer: str) -> tuple[str, ...]:
-    """RFC 6901 pointer -> its reference tokens."""
-    if not pointer:
-        return ()
-    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:])
 
 
 # -- devices -------------------------------------------------------------------------------------
@@ -250,7 +243,7 @@ def _package(f: Finding, ctx: _Context, tokens: tuple[str, ...]) -> tuple[str, l
     values = tokens[4:]
     if values == ("bundles", "enabledPackages"):
         return _bundle_switch(f, ctx)
-    if f.source is None or not f.source.file.endswith(PLATFORM_FILE):
+    if f.source is None or f.source.file != ctx.platform_file:
         raise _No(
             f"{'.'.join(values)} is one of the GPU keys the renderer writes from the profile; "
             "change the profile field that owns it"

@@ -24,7 +24,7 @@ from audit.sources.live import Live
 from kubedata.objects import KubeObject, ObjectKey
 from renderer.checkout import origin_url
 from renderer.errors import Problem, ProfileError
-from renderer.profile import PLATFORM_FILE, PROFILE_FILE, load_profile_bytes
+from renderer.profile import load_profile_bytes, platform_path, profile_path
 from renderer.publish.gitobjects import ref_sha
 from renderer.render import Rendered
 
@@ -134,8 +134,7 @@ def _select(result: AuditResult, wanted: Sequence[str]) -> list[Finding]:
 
 def _head_texts(repo: git.Repo, base: str, cluster: str) -> dict[str, bytes | None]:
     """The cluster's profile and platform.yaml at HEAD (None: absent); the profile must exist."""
-    profile_file = f"clusters/{cluster}/{PROFILE_FILE}"
-    platform_file = f"clusters/{cluster}/{PLATFORM_FILE}"
+    profile_file, platform_file = profile_path(cluster), platform_path(cluster)
     profile = _read(repo, base, profile_file)
     if profile is None:
         raise AdoptError(
@@ -169,8 +168,7 @@ def prepare(
     """Everything adopt will write, decided without writing. AdoptError on bad input."""
     cluster = result.cluster
     base = ensure_clean(repo)
-    profile_file = f"clusters/{cluster}/{PROFILE_FILE}"
-    platform_file = f"clusters/{cluster}/{PLATFORM_FILE}"
+    profile_file, platform_file = profile_path(cluster), platform_path(cluster)
     texts = _head_texts(repo, base, cluster)
     profile = texts[profile_file] or b""
     origin = origin_url(Path(repo.working_dir)) if repo.working_dir else None

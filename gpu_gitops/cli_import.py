@@ -17,7 +17,7 @@ from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.errors import WriteError
 from renderer.platform_file import PLATFORM_KEY, platform_file_text
-from renderer.profile import MAX_FILE_BYTES, PLATFORM_FILE, check_cluster_name
+from renderer.profile import MAX_FILE_BYTES, check_cluster_name, platform_path
 from renderer.repofiles import read_bytes, repo_path
 
 __all__ = ["cmd_import", "define_import"]
@@ -52,7 +52,7 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
             "and the right --context?"
         )
     text = platform_file_text(live, args.cluster)
-    rel = f"clusters/{args.cluster}/{PLATFORM_FILE}"
+    rel = platform_path(args.cluster)
     # never through a symbolic link committed in the checkout
     path = repo_path(args.repo, rel)
     if read_bytes(args.repo, rel, MAX_FILE_BYTES) == text.encode("utf-8"):

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-__all__ = ["KubeObject", "ObjectKey", "canonical", "json_pointer", "key_of"]
+__all__ = ["KubeObject", "ObjectKey", "canonical", "json_pointer", "key_of", "pointer_tokens"]
 
 KubeObject = dict[str, Any]
 
@@ -42,6 +42,13 @@ def key_of(obj: KubeObject) -> ObjectKey:
 def json_pointer(parts: Iterable[str | int]) -> str:
     """RFC 6901 pointer."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def pointer_tokens(pointer: str) -> tuple[str, ...]:
+    """RFC 6901 pointer -> its reference tokens (the inverse of json_pointer)."""
+    if not pointer:
+        return ()
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:])
 
 
 def canonical(value: Any) -> str:

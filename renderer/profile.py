@@ -27,12 +27,24 @@ __all__ = [
     "load_profile_bytes",
     "parse_platform",
     "parse_profile",
+    "platform_path",
+    "profile_path",
 ]
 
 PROFILE_FILE = "gpu-profile.yaml"
 PLATFORM_FILE = "platform.yaml"
 MAX_FILE_BYTES = 256 * 1024
 """A profile is a page of YAML; anything larger is a mistake (or an attack), not a profile."""
+
+
+def profile_path(cluster: str) -> str:
+    """clusters/<cluster>/gpu-profile.yaml, relative to the repository root."""
+    return f"clusters/{cluster}/{PROFILE_FILE}"
+
+
+def platform_path(cluster: str) -> str:
+    """clusters/<cluster>/platform.yaml, relative to the repository root."""
+    return f"clusters/{cluster}/{PLATFORM_FILE}"
 
 
 @dataclass(frozen=True)
@@ -187,12 +199,12 @@ def load_profile(root: Path, name: str) -> LoadedProfile:
     # A folder found under clusters/ is named by its path; a name from --cluster by the option.
     plain = "/" not in name and name not in (".", "..")
     check_cluster_name(name, f"clusters/{name}/" if plain and folder.is_dir() else "--cluster")
-    file = f"clusters/{name}/{PROFILE_FILE}"
+    file = profile_path(name)
     text = _read(root, file)
     if text is None:
         raise ProfileError([Problem(file, 0, "", "file not found")])
     profile, marks = parse_profile(text, file, name)
-    pfile = f"clusters/{name}/{PLATFORM_FILE}"
+    pfile = platform_path(name)
     ptext = _read(root, pfile)
     platform = None if ptext is None else parse_platform(ptext, pfile)
     return LoadedProfile(file, profile, marks, platform)
@@ -212,11 +224,11 @@ def _decode(data: bytes, display: str) -> str:
 def load_profile_bytes(name: str, profile: bytes, platform: bytes | None) -> LoadedProfile:
     """Load clusters/<name>/ from the bytes of its files (read from git, not from disk)."""
     check_cluster_name(name, f"clusters/{name}/")
-    file = f"clusters/{name}/{PROFILE_FILE}"
+    file = profile_path(name)
     loaded, marks = parse_profile(_decode(profile, file), file, name)
     doc = None
     if platform is not None:
-        pfile = f"clusters/{name}/{PLATFORM_FILE}"
+        pfile = platform_path(name)
         doc = parse_platform(_decode(platform, pfile), pfile)
     return LoadedProfile(file, loaded, marks, doc)
 

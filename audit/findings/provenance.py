@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
-from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile
+from renderer.profile import LoadedProfile, platform_path, profile_path
 
 from audit.compare.patterns import compile_pattern, matches
 from audit.findings.finding import Finding, Source
@@ -30,11 +30,11 @@ class ProfileContext:
 
     @property
     def profile_file(self) -> str:
-        return self.profile.file if self.profile else f"clusters/{self.cluster}/{PROFILE_FILE}"
+        return self.profile.file if self.profile else profile_path(self.cluster)
 
     @property
     def platform_file(self) -> str:
-        return f"clusters/{self.cluster}/{PLATFORM_FILE}"
+        return platform_path(self.cluster)
 
     def source(self, field: tuple[str, ...], file: str | None = None) -> Source:
         file = file or self.profile_file
