@@ -216,19 +216,24 @@ def architecture_patterns(archs: set[str]) -> tuple[str, str, str]:
         for key, (chip, _) in PCI_DEVICES.items()
         if _chip_architecture(chip) in archs
     ]
+    return (f"^10[dD][eE]:{_alternatives(ids)}$", *_name_patterns(archs))
+
+
+def _name_patterns(archs: set[str]) -> tuple[str, str]:
     chips = [prefix for prefix, arch in _CHIP_ARCHITECTURES if arch in archs]
     boards = [f"{b}[A-Z]*-(?!Ada-)" for b, arch in _VGPU_BOARDS.items() if arch in archs]
     if "ada" in archs:
         boards.append("[A-Z]+[0-9]+[A-Z]*-Ada-")
     return (
-        f"^10[dD][eE]:{_alternatives(ids)}$",
         rf"^nvidia\.com/{_alternatives(chips)}[0-9]{{2}}",
         f"^{_TYPE}{_alternatives(boards)}",
     )
 
 
 ARCHITECTURES: tuple[Architecture, ...] = get_args(Architecture)
-_BY_ARCHITECTURE = {arch: architecture_patterns({arch}) for arch in ARCHITECTURES}
+# The PCI id is looked up in PCI_DEVICES, as its pattern (hundreds of ids in either case, about
+# 4 ms to compile) would match it; the names are matched by their patterns.
+_NAMES_BY_ARCHITECTURE = {arch: _name_patterns({arch}) for arch in ARCHITECTURES}
 
 
 @dataclass(frozen=True)
@@ -241,10 +246,12 @@ class Inferred:
 
 def inferred_architecture(device: Device) -> Inferred | None:
     """The architecture the device's PCI id, resource name or vGPU type implies, if known."""
-    for step in range(3):
-        value = (device.pci_vendor_selector, device.resource_name, device.mdev_name_selector)[step]
-        for arch, patterns in _BY_ARCHITECTURE.items():
-            if value and re.search(patterns[step], value):
+    pci = device.pci_vendor_selector or ""
+    if arch := _chip_architecture(PCI_DEVICES.get(pci.upper(), ("", ""))[0]):
+        return Inferred(arch, _source(0, pci))
+    for step, value in ((1, device.resource_name), (2, device.mdev_name_selector)):
+        for arch, patterns in _NAMES_BY_ARCHITECTURE.items():
+            if value and re.search(patterns[step - 1], value):
                 return Inferred(arch, _source(step, value))
     return None
 
