@@ -3,32 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
-from renderer.committed import build_committed
-from renderer.errors import Problem, ProfileError
+from renderer.build import build_dirs
+from renderer.committed import checked_copy
 from renderer.kustomize import KUSTOMIZATION
-from renderer.profile import PROFILE_FILE, check_cluster_name
+from renderer.profile import cluster_named_by, discover_clusters
 from renderer.repofiles import repo_path
 from renderer.validate import check_clusters
 
 __all__ = ["cmd_validate", "define_validate"]
 
+T = TypeVar("T")
+
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     repo: Path = args.repo
-    names = [_cluster_of(repo, p) for p in args.paths]
-    checked = check_clusters(repo, names)
-    say_warnings(console, checked.warnings)
+    names = [cluster_named_by(repo, p) for p in args.paths] or discover_clusters(repo)
     # Committed overlays must build as they are (offline, from inside the checkout only).
-    present = [
-        lp.name
-        for lp in checked.profiles
-        if (repo_path(repo, f"overlays/{lp.name}") / KUSTOMIZATION).is_file()
-    ]
-    for name in build_committed(repo, present):
+    present = sorted(n for n in names if repo_path(repo, f"overlays/{n}/{KUSTOMIZATION}").is_file())
+    # The profiles are checked while the overlays are copied and built (kustomize's workers).
+    checking = _Background(lambda: check_clusters(repo, names))
+    try:
+        with checked_copy(repo) as overlays:
+            build_dirs([overlays / name for name in present])
+    except Exception:
+        checking.result()  # the profiles' errors come first
+        raise
+    checked = checking.result()
+    say_warnings(console, checked.warnings)
+    for name in present:
         console.say(f"overlays/{name}: builds")
     if args.crds:
         # jsonschema is loaded only when CRDs are given: validate alone starts without it
@@ -39,28 +48,26 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _cluster_of(repo: Path, raw: str) -> str:
-    """A PATH argument (cluster folder, profile file, or bare name) -> cluster name.
+class _Background(Generic[T]):
+    """`work` running in a thread; result() waits for it and returns or raises what it did."""
 
-    A path, taken from the current directory or from the repository (so `validate .` in
-    clusters/ams1 works), must lead to a folder directly under <repo>/clusters/: anything else is
-    refused rather than silently reduced to its last component.
-    """
-    path = Path(raw)
-    if path.name == PROFILE_FILE:
-        path = path.parent
-    name = path.name
-    if len(path.parts) != 1 or path.is_absolute():
-        clusters = (repo / "clusters").resolve()
-        tried = ((base / path).resolve() for base in (Path.cwd(), repo))
-        found = [c for c in tried if c.parent == clusters]
-        if not found:
-            raise ProfileError(
-                [Problem(raw, 0, "", f"not a cluster folder under {repo / 'clusters'}/")]
-            )
-        name = found[0].name
-    check_cluster_name(name, raw)
-    return name
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._outcome: tuple[T] | BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(work,), daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[[], T]) -> None:
+        try:
+            self._outcome = (work(),)
+        except BaseException as exc:
+            self._outcome = exc
+
+    def result(self) -> T:
+        self._thread.join()
+        if isinstance(self._outcome, BaseException):
+            raise self._outcome
+        assert self._outcome is not None
+        return self._outcome[0]
 
 
 def define_validate(p: argparse.ArgumentParser) -> Command:

@@ -9,7 +9,6 @@ credential registered with `mask_secret` (the process's own, registered where it
 
 from __future__ import annotations
 
-import html
 import re
 
 __all__ = ["inert", "markdown_text", "mask_secret", "masked", "shorten"]
@@ -56,12 +55,13 @@ def shorten(text: str, limit: int = 80) -> str:
     return first + ("…" if rest else "")
 
 
-_MD_SPECIAL = str.maketrans(
-    {c: f"&#{ord(c)};" for c in "`*_[]|!@#~\\"}  # code, emphasis, links, tables, mentions
+_MARKDOWN = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;"}  # HTML, as html.escape(quote=False)
+    | {c: f"&#{ord(c)};" for c in "`*_[]|!@#~\\"}  # code, emphasis, links, tables, mentions
 )
 
 
 def markdown_text(text: str) -> str:
     """Untrusted text for Markdown outside code (a PR comment, an issue): one line, and no HTML
     or HTML comment, code span, emphasis, link, image, table cell or @mention it could open."""
-    return html.escape(inert(text), quote=False).translate(_MD_SPECIAL)
+    return inert(text).translate(_MARKDOWN)

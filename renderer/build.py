@@ -1,4 +1,4 @@
-"""Building overlays with kustomize (kustomize.py), in worker processes, offline, with a deadline.
+"""Overlays built by kustomize in worker processes (kustomize_worker.py), offline, with a deadline.
 
 The kustomize library keeps one process-wide "last error", cannot be cancelled and hangs a forked
 child. So builds run in two worker processes of their own (renderer.kustomize_worker, started
@@ -24,11 +24,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from renderer.errors import BuildError
+from renderer.kustomize import library_path
 
 if TYPE_CHECKING:
     from renderer.overlays import Overlay
@@ -41,11 +42,13 @@ __all__ = [
     "build_overlays",
     "materialize",
     "scratch_dir",
+    "start_workers",
 ]
 
 BUILD_TIMEOUT = float(os.environ.get("GPU_GITOPS_BUILD_TIMEOUT", "120"))
 """Seconds one build may take (GPU_GITOPS_BUILD_TIMEOUT); the examples build in well under one."""
 _WORKERS = 2
+_WORKER_SCRIPT = Path(__file__).with_name("kustomize_worker.py")
 SCRATCH_PREFIX = "gpu-gitops-"
 SWEEP_AFTER = 300.0
 _TMPFS = Path("/dev/shm")
@@ -115,8 +118,9 @@ class _Worker:
     def __init__(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
         self.proc = subprocess.Popen(
-            # -I: not the checkout's folder on sys.path (a committed json.py must not run)
-            [sys.executable, "-I", "-m", "renderer.kustomize_worker"],
+            # -I: not the checkout's folder on sys.path (a committed json.py must not run);
+            # -S: the worker needs nothing but the standard library
+            [sys.executable, "-I", "-S", str(_WORKER_SCRIPT), str(library_path())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env | _OFFLINE,
@@ -151,6 +155,14 @@ def _workers(n: int) -> list[_Worker]:
     while len(_POOL) < n:
         _POOL.append(_Worker())
     return _POOL[:n]
+
+
+def start_workers(jobs: int) -> None:
+    """Start the workers `jobs` builds will use, ahead of them: each loads kustomize (about 20 ms)
+    while the caller reads and checks what it will build. Nothing starts when kustomize's library
+    is missing: the first build says so."""
+    with _LOCK, suppress(BuildError):
+        _workers(min(_WORKERS, jobs))
 
 
 def _end_workers() -> None:

@@ -4,7 +4,7 @@ A pull request can commit any kustomization under overlays/: a URL resource or a
 build would fetch it: request forgery from CI, or a hang on a silent server), or a path leading
 out of the checkout (../../../home/..., /etc). So overlays/ is copied to a scratch folder (regular
 files only; a link is refused), every kustomization in the copy is checked for references that are
-URLs or leave overlays/, and only then is the copy built (build.py: with a deadline, no network).
+URLs or leave overlays/, and only then may the copy be built (build.py: a deadline, no network).
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ import os
 import posixpath
 import shutil
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from kubedata.yaml_io import load_marked, nearest_line
 
-from renderer.build import build_dirs, scratch_dir
+from renderer.build import scratch_dir
 from renderer.errors import Problem, ProfileError, yaml_problems
 from renderer.repofiles import link_problem, repo_path
 
-__all__ = ["MAX_OVERLAYS_BYTES", "build_committed"]
+__all__ = ["MAX_OVERLAYS_BYTES", "checked_copy"]
 
 MAX_OVERLAYS_BYTES = 64 * 1024 * 1024
 """overlays/ of a thousand clusters is a few MB; more is not generated output."""
@@ -131,13 +132,13 @@ def _check_all(copy: Path) -> None:
                 _check(copy, Path(top, name).relative_to(copy).as_posix())
 
 
-def build_committed(root: Path, names: Sequence[str]) -> dict[str, str]:
-    """Build the committed overlays/<name>/ of these clusters; name -> YAML, in name order."""
+@contextmanager
+def checked_copy(root: Path) -> Iterator[Path]:
+    """A scratch copy of overlays/ (removed afterwards) in which every kustomization was checked;
+    ProfileError naming file and line for what may not be built."""
     with scratch_dir("gpu-gitops-committed-") as tmp:
         copy = Path(tmp)
         (copy / "overlays").mkdir()
         _copy(root, copy / "overlays")
         _check_all(copy)
-        names = sorted(names)
-        built = build_dirs([copy / "overlays" / name for name in names])
-        return dict(zip(names, built, strict=True))
+        yield copy / "overlays"

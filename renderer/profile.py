@@ -23,6 +23,7 @@ __all__ = [
     "LoadedProfile",
     "PlatformDoc",
     "check_cluster_name",
+    "cluster_named_by",
     "discover_clusters",
     "load_profile",
     "load_profile_bytes",
@@ -232,6 +233,30 @@ def load_profile_bytes(name: str, profile: bytes, platform: bytes | None) -> Loa
         pfile = platform_path(name)
         doc = parse_platform(_decode(platform, pfile), pfile)
     return LoadedProfile(file, loaded, marks, doc)
+
+
+def cluster_named_by(repo: Path, raw: str) -> str:
+    """A PATH argument of a command (cluster folder, profile file, or bare name) -> cluster name.
+
+    A path, taken from the current directory or from the repository (so `validate .` in
+    clusters/ams1 works), must lead to a folder directly under <repo>/clusters/: anything else is
+    refused rather than silently reduced to its last component.
+    """
+    path = Path(raw)
+    if path.name == PROFILE_FILE:
+        path = path.parent
+    name = path.name
+    if len(path.parts) != 1 or path.is_absolute():
+        clusters = (repo / "clusters").resolve()
+        tried = ((base / path).resolve() for base in (Path.cwd(), repo))
+        found = [c for c in tried if c.parent == clusters]
+        if not found:
+            raise ProfileError(
+                [Problem(raw, 0, "", f"not a cluster folder under {repo / 'clusters'}/")]
+            )
+        name = found[0].name
+    check_cluster_name(name, raw)
+    return name
 
 
 def discover_clusters(root: Path) -> list[str]:

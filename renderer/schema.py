@@ -10,7 +10,6 @@ carries its pattern.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import re
 import types
@@ -109,6 +108,13 @@ def _describe(value: Any) -> str:
     return f"{shorten(repr(value))} ({type(value).__name__})"
 
 
+def _close_matches(word: str, choices: list[str]) -> list[str]:
+    """The closest of `choices` to a misspelt `word`, if any is close."""
+    import difflib  # loaded only for a mistake: `validate` of a good profile starts without it
+
+    return difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+
+
 def _hints(cls: Any) -> dict[str, Any]:
     # Resolving string annotations is the slowest part of decoding; the model never changes.
     return _cached_hints(cls)
@@ -152,7 +158,7 @@ class _Decoder:
                 return data
             # suggest only for a misspelt scalar, not from the text of a list or mapping
             scalar = not isinstance(data, (list, dict))
-            close = difflib.get_close_matches(str(data), choices, n=1) if scalar else []
+            close = _close_matches(str(data), choices) if scalar else []
             tip = f'; did you mean "{close[0]}"?' if close else ""
             self.error(path, f"{_describe(data)} is not one of {', '.join(choices)}{tip}")
             return None
@@ -192,7 +198,7 @@ class _Decoder:
         hints = _hints(cls)
         for key in data:
             if key not in fields:
-                close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+                close = _close_matches(key, list(fields))
                 tip = f'did you mean "{close[0]}"?' if close else f"known: {', '.join(fields)}"
                 self.error((*path, key), f"unknown field; {tip}")
         kwargs: dict[str, Any] = {}

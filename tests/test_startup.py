@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,28 @@ def test_audit_loads_the_auditor():
     """The probe does see the heavy packages when a command needs them."""
     _, modules = loaded("audit", "--help")
     assert {"audit", "httpx", "git"} <= packages(modules)
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "last_line"),
+    [
+        (["validate", "clusters/ams1/gpu-profile.yaml"], 0, "1 profile(s) valid, 0 warning(s)"),
+        (["validate", "clusters/nope"], 2, "clusters/nope/gpu-profile.yaml: error: file not found"),
+    ],
+    ids=["valid", "error"],
+)
+def test_the_installed_script_exits_with_the_command_s_code(
+    argv: list[str], code: int, last_line: str
+):
+    """`gpu-gitops` is cli.run: main() in its own process, exiting with main's code."""
+    with (REPO_ROOT / "pyproject.toml").open("rb") as f:
+        assert tomllib.load(f)["project"]["scripts"] == {"gpu-gitops": "gpu_gitops.cli:run"}
+    done = subprocess.run(
+        [sys.executable, "-c", "from gpu_gitops.cli import run; run()", *argv],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == code
+    assert done.stderr.splitlines()[-1] == last_line
+    assert "Traceback" not in done.stderr
