@@ -28,7 +28,8 @@ from typing import Any
 
 from audit.findings.finding import Finding
 from kubedata.objects import KubeObject, ObjectKey, pointer_tokens
-from renderer.cozystack import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
+from renderer.flux_names import FLUX_HAMI_RELEASE
 from renderer.profile import LoadedProfile, platform_path, profile_path
 from renderer.render import WORKLOAD_LABEL
 
@@ -216,7 +217,7 @@ def _mdev_config(f: Finding, ctx: _Context, rest: tuple[str, ...]) -> tuple[str,
 
 def _switch(f: Finding, ctx: _Context, name: str) -> tuple[str, list[Edit]]:
     """A GPU component enabled by hand: HAMi -> spec.hami; the GPU Operator -> spec.variant."""
-    if name in (HAMI, "hami"):
+    if name in (HAMI, FLUX_HAMI_RELEASE.name):
         return ctx.profile_file, [Edit("set", ("spec", "hami"), True)]
     if name == GPU_OPERATOR and f.object.kind == "Package":
         live = ctx.live.get(f.object.key) or {}

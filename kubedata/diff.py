@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Literal, NamedTuple
 
-from kubedata.objects import canonical, json_pointer
+from kubedata.objects import canonical, pointer_token, same_value
 from kubedata.redact import is_digest
 
 __all__ = [
@@ -135,7 +135,6 @@ def _same_scalar(a: Any, b: Any) -> bool:
 
 _Map = dict[str, Any]
 _Segments = tuple[Segment, ...]
-_Pointer = tuple[str | int, ...]
 _FieldPath = tuple[str, ...]
 
 
@@ -176,7 +175,7 @@ class Differ:
 
     def compare(self, before: Any, after: Any) -> list[Change]:
         """Every change from `before` to `after`, in walk order."""
-        self.walk(before, after, (), (), ())
+        self.walk(before, after, (), "", ())
         return self.out
 
     def emit(self, change: Change) -> None:
@@ -186,16 +185,13 @@ class Differ:
             return
         self.out.append(change)
 
-    def walk(self, b: Any, a: Any, segs: _Segments, ptr: _Pointer, fpath: _FieldPath) -> None:
+    def walk(self, b: Any, a: Any, segs: _Segments, ptr: str, fpath: _FieldPath) -> None:
+        """`ptr` is the JSON pointer of the path so far, built as the walk descends: one token
+        per step, never one per change and segment."""
         if not self.in_scope(fpath):
             return
-        if (
-            isinstance(b, dict | list)
-            and type(b) is type(a)
-            and b == a
-            and canonical(b) == canonical(a)
-        ):
-            return  # the same value (== in C first; canonical JSON keeps true apart from 1)
+        if isinstance(b, dict | list) and same_value(b, a):
+            return
         if (
             isinstance(b, dict)
             and isinstance(a, dict)
@@ -206,14 +202,14 @@ class Differ:
         elif isinstance(b, list) and isinstance(a, list):
             self.walk_list(b, a, segs, ptr, fpath)
         elif isinstance(b, dict | list) or isinstance(a, dict | list) or not _same_scalar(b, a):
-            self.emit(Change("modified", segs, json_pointer(ptr), fpath, b, a))
+            self.emit(Change("modified", segs, ptr, fpath, b, a))
 
     def walk_map(
         self,
         b: dict[str, Any],
         a: dict[str, Any],
         segs: _Segments,
-        ptr: _Pointer,
+        ptr: str,
         fpath: _FieldPath,
     ) -> None:
         """Before's keys in their order, then after's own; or all sorted, for readers."""
@@ -222,17 +218,15 @@ class Differ:
         else:
             keys = chain(b, [k for k in a if k not in b])
         for key in keys:
-            sub = (*fpath, key)
+            sub, at = (*fpath, key), f"{ptr}/{pointer_token(key)}"
             if key in b:
                 if key in a:
-                    self.walk(b[key], a[key], (*segs, key), (*ptr, key), sub)
+                    self.walk(b[key], a[key], (*segs, key), at, sub)
                 elif not self.ignored_removal(sub, b[key]):
-                    at = json_pointer((*ptr, key))
                     self.emit(Change("removed", (*segs, key), at, sub, b[key]))
             elif isinstance(a[key], dict) and self.ignores_below(sub):
-                self.walk({}, a[key], (*segs, key), (*ptr, key), sub)
+                self.walk({}, a[key], (*segs, key), at, sub)
             else:
-                at = json_pointer((*ptr, key))
                 self.emit(Change("added", (*segs, key), at, sub, None, a[key]))
 
     def walk_list(
@@ -240,36 +234,36 @@ class Differ:
         b: list[Any],
         a: list[Any],
         segs: _Segments,
-        ptr: _Pointer,
+        ptr: str,
         fpath: _FieldPath,
     ) -> None:
         name = next((s for s in reversed(fpath) if s != "*"), "")
         rule = self.list_rule(name, b, a)
         whole = _Whole(self, b, a, segs, ptr, fpath)
+        # keyed and positional lists: their items say whether they differ
         if rule.keys is not None and not rule.atomic:
-            self.walk_keyed(whole, rule)  # its items say whether they differ
+            self.walk_keyed(whole, rule)
+        elif not rule.atomic and rule.ordered:
+            for i in range(max(len(b), len(a))):
+                was = b[i] if i < len(b) else _ABSENT
+                self.walk_item(whole, i, was, a[i] if i < len(a) else _ABSENT)
+        elif whole.cb == whole.ca:
             return
-        if whole.cb == whole.ca:
-            return
-        if rule.atomic:
+        elif rule.atomic:
             if whole.same_items() and not rule.ordered:
                 whole.emit("reordered")
             else:
                 whole.emit("modified", whole.details(rule.keys))
-        elif rule.ordered:
-            for i in range(max(len(b), len(a))):
-                was = b[i] if i < len(b) else _ABSENT
-                self.walk_item(whole, i, was, a[i] if i < len(a) else _ABSENT)
         else:
             self.walk_set(whole)
 
     def walk_item(self, whole: _Whole, i: int, b: Any, a: Any) -> None:
         """Item `i` of a positional list."""
-        segs, ptr, items = (*whole.segs, i), (*whole.ptr, i), (*whole.fpath, "*")
+        segs, ptr, items = (*whole.segs, i), f"{whole.ptr}/{i}", (*whole.fpath, "*")
         if a is _ABSENT:
-            self.emit(Change("removed", segs, json_pointer(ptr), items, b))
+            self.emit(Change("removed", segs, ptr, items, b))
         elif b is _ABSENT:
-            self.emit(Change("added", segs, json_pointer(ptr), items, None, a))
+            self.emit(Change("added", segs, ptr, items, None, a))
         else:
             self.walk(b, a, segs, ptr, items)
 
@@ -279,11 +273,11 @@ class Differ:
         in_b, in_a = set(cb), set(ca)
         for j, (value, text) in enumerate(zip(whole.a, ca, strict=True)):
             if text not in in_b:
-                at = json_pointer((*whole.ptr, j))
+                at = f"{whole.ptr}/{j}"
                 self.emit(Change("added", (*whole.segs, SetValue(value)), at, items, None, value))
         for value, text in zip(whole.b, cb, strict=True):
             if text not in in_a:
-                at = json_pointer((*whole.ptr, cb.index(text)))
+                at = f"{whole.ptr}/{cb.index(text)}"
                 self.emit(Change("removed", (*whole.segs, SetValue(value)), at, items, value))
         if whole.same_items():
             whole.emit("reordered")
@@ -305,20 +299,20 @@ class Differ:
         items = (*whole.fpath, "*")
         before_at = {k: i for i, k in enumerate(kb)}
         for j, k in enumerate(ka):
-            seg, at = (*whole.segs, Item(k)), (*whole.ptr, j)
+            seg, at = (*whole.segs, Item(k)), f"{whole.ptr}/{j}"
             if k in before_at:
                 self.walk(b[before_at[k]], a[j], seg, at, items)
             else:
-                self.emit(Change("added", seg, json_pointer(at), items, None, a[j]))
+                self.emit(Change("added", seg, at, items, None, a[j]))
         after_keys = set(ka)
         for i, k in enumerate(kb):
             if k not in after_keys:
-                gone = json_pointer((*whole.ptr, i))
+                gone = f"{whole.ptr}/{i}"
                 self.emit(Change("removed", (*whole.segs, Item(k)), gone, items, b[i]))
         common_b = [k for k in kb if k in after_keys]
         common_a = [k for k in ka if k in before_at]
         if common_b != common_a:
-            self.emit(Change("reordered", whole.segs, whole.here, whole.fpath, common_b, common_a))
+            self.emit(Change("reordered", whole.segs, whole.ptr, whole.fpath, common_b, common_a))
 
 
 _ABSENT: Any = object()
@@ -333,7 +327,7 @@ class _Whole:
     b: list[Any]
     a: list[Any]
     segs: _Segments
-    ptr: _Pointer
+    ptr: str
     fpath: _FieldPath
     _canonical: tuple[list[str], list[str]] | None = None
     _same: bool | None = None
@@ -359,12 +353,8 @@ class _Whole:
             self._same = Counter(self.cb) == Counter(self.ca)
         return self._same
 
-    @property
-    def here(self) -> str:
-        return json_pointer(self.ptr)
-
     def emit(self, kind: ChangeKind, details: tuple[str, ...] = ()) -> None:
-        self.differ.emit(Change(kind, self.segs, self.here, self.fpath, self.b, self.a, details))
+        self.differ.emit(Change(kind, self.segs, self.ptr, self.fpath, self.b, self.a, details))
 
     def details(self, keys: tuple[str, ...] | None) -> tuple[str, ...]:
         """What changed inside the list, item by item (by key where it has one)."""
@@ -393,7 +383,7 @@ def _keyed_details(
     for k, items in amap.items():
         if k not in bmap:
             out += [f"added {_item_label(item, keys)}" for item in items]
-        elif len(items) == len(bmap[k]) == 1 and canonical(items[0]) != canonical(bmap[k][0]):
+        elif len(items) == len(bmap[k]) == 1 and not same_value(items[0], bmap[k][0]):
             out.append(f"changed {_item_label(bmap[k][0], keys)} to {_item_label(items[0], keys)}")
     out += [
         f"removed {_item_label(item, keys)}"

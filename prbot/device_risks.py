@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.cozystack import KUBEVIRT, ChartFailure, coalesce, predict_packages
+from renderer.cozystack import ChartFailure, coalesce, predict_packages
+from renderer.cozystack_names import KUBEVIRT
 from renderer.model import Device
 from renderer.profile import LoadedProfile
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from kubedata.objects import KubeObject
 from kubedata.yaml_io import Marks
-from renderer.cozystack import GPU_OPERATOR, HAMI, effective_values
+from renderer.cozystack import effective_values
+from renderer.cozystack_names import GPU_OPERATOR, HAMI
 from renderer.model import Device, Variant
 from renderer.platform_file import PLATFORM_KEY
 from renderer.profile import LoadedProfile, PlatformDoc

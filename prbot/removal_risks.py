@@ -10,8 +10,10 @@ warning says in plain words which of the two happens and what to do. Pure.
 from __future__ import annotations
 
 from kubedata.objects import KubeObject, ObjectKey
-from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE, GPU_OPERATOR_NAMESPACE, PRUNE_DISABLED
-from renderer.cozystack import GPU_OPERATOR, HAMI, packages_leaving
+from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE, PRUNE_DISABLED
+from renderer.cozystack import packages_leaving
+from renderer.cozystack_names import GPU_OPERATOR, HAMI
+from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE
 
 from prbot.risk_check import RiskCheck, RiskKind, built_platform_values
 
@@ -19,7 +21,7 @@ __all__ = ["kept_package_risks", "removed_object_risks"]
 
 _STANDALONE = ObjectKey("cozystack.io", "Package", "", GPU_OPERATOR)
 _GPU_OPERATOR_RELEASE = ObjectKey(
-    "helm.toolkit.fluxcd.io", "HelmRelease", GPU_OPERATOR_NAMESPACE, "gpu-operator"
+    "helm.toolkit.fluxcd.io", "HelmRelease", *FLUX_GPU_OPERATOR_RELEASE
 )
 _Path = tuple[str | int, ...]
 
@@ -46,7 +48,7 @@ def _deleted(r: RiskCheck, key: ObjectKey) -> tuple[RiskKind, str]:
     """What Flux deleting the object does, in plain words."""
     if key == _GPU_OPERATOR_RELEASE:
         return "gpu-operator-removed", (
-            f"Flux prunes HelmRelease {GPU_OPERATOR_NAMESPACE}/gpu-operator and Helm uninstalls "
+            f"Flux prunes HelmRelease {FLUX_GPU_OPERATOR_RELEASE} and Helm uninstalls "
             "the GPU Operator (its CRDs and node labels stay): GPU pods and VMs lose their "
             "devices; move GPU workloads off first"
         )

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kubedata.objects import KubeObject, ObjectKey
-from renderer.cozystack import PLATFORM_PACKAGE, effective_values
+from renderer.cozystack import effective_values
+from renderer.platform_file import PLATFORM_KEY
 from renderer.profile import LoadedProfile
 
 __all__ = ["Objects", "Risk", "RiskCheck", "RiskKind", "built_platform_values", "shown_names"]
@@ -31,7 +32,6 @@ RiskKind = Literal[
 ]
 
 Objects = Mapping[ObjectKey, KubeObject]
-_PLATFORM_KEY = ObjectKey("cozystack.io", "Package", "", PLATFORM_PACKAGE)
 _SHOWN_NAMES = 4
 
 
@@ -91,7 +91,7 @@ class RiskCheck:
 
 def built_platform_values(objs: Objects) -> dict[str, Any] | None:
     """Effective platform values of the built platform Package (None off Cozystack)."""
-    pkg = objs.get(_PLATFORM_KEY)
+    pkg = objs.get(PLATFORM_KEY)
     if pkg is None:
         return None
     spec = pkg.get("spec") or {}

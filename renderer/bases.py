@@ -8,15 +8,20 @@ from __future__ import annotations
 from kubedata.objects import KubeObject
 
 from renderer.cozystack_names import (
+    GPU_OPERATOR,
     GPU_OPERATOR_RELEASE,
     KUBEVIRT_RELEASE,
+    PLATFORM_PACKAGE,
     PLATFORM_RELEASE,
     Release,
 )
+from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 
 __all__ = [
+    "AUDIT_ALERTS_BASE",
     "AUDIT_ALERT_READS",
     "AUDIT_COZYSTACK_READS",
+    "AUDIT_JOB_BASE",
     "AUDIT_NAME",
     "AUDIT_NAMESPACE",
     "AUDIT_OWN_READS",
@@ -25,30 +30,47 @@ __all__ = [
     "AUDIT_SECRETS_ROLE",
     "AUDIT_SECRET_NAMESPACES",
     "BASES",
+    "COZYSTACK_BASE",
+    "COZYSTACK_GPU_OPERATOR_BASE",
     "COZYSTACK_GPU_OPERATOR_NAMESPACE",
     "COZYSTACK_KUBEVIRT_NAMESPACE",
     "COZYSTACK_SYSTEM_NAMESPACE",
-    "FLUX_GPU_OPERATOR_RELEASE",
-    "FLUX_HAMI_RELEASE",
+    "FLUX_GPU_OPERATOR_BASE",
+    "FLUX_HAMI_BASE",
+    "FLUX_KUBEVIRT_BASE",
     "GPU_OPERATOR_CHART_REPO",
     "GPU_OPERATOR_NAMESPACE",
     "HAMI_CHART_VERSION",
-    "HAMI_NAMESPACE",
+    "KUBEVIRT_NAME",
     "KUBEVIRT_NAMESPACE",
     "PRUNE_DISABLED",
     "audit_alert_rules",
+    "audit_secrets_base",
     "read_rules",
 ]
 
-GPU_OPERATOR_NAMESPACE = "gpu-operator"
+# The bases, by folder under overlays/base/: each cluster overlay lists those it uses.
+COZYSTACK_BASE = "cozystack"
+COZYSTACK_GPU_OPERATOR_BASE = "cozystack-gpu-operator-container"
+FLUX_GPU_OPERATOR_BASE = "flux-gpu-operator"
+FLUX_KUBEVIRT_BASE = "flux-kubevirt"
+FLUX_HAMI_BASE = "flux-hami"
+AUDIT_JOB_BASE = "audit-job"
+AUDIT_ALERTS_BASE = "audit-alerts"
+
+
+def audit_secrets_base(namespace: str) -> str:
+    """The base that lets the audit job read Helm release Secrets in one namespace."""
+    return f"audit-secrets-{namespace}"
+
+
+GPU_OPERATOR_NAMESPACE = FLUX_GPU_OPERATOR_RELEASE.namespace
 GPU_OPERATOR_CHART_REPO = "https://helm.ngc.nvidia.com/nvidia"
 HAMI_CHART_VERSION = "2.10.0"
-HAMI_NAMESPACE = "kube-system"
+KUBEVIRT_NAME = "kubevirt"
 KUBEVIRT_NAMESPACE = "kubevirt"
-"""Plain Flux: where the bases put the KubeVirt CR; overlays move it to spec.kubevirt.namespace."""
-FLUX_GPU_OPERATOR_RELEASE = Release(GPU_OPERATOR_NAMESPACE, "gpu-operator")
-FLUX_HAMI_RELEASE = Release(HAMI_NAMESPACE, "hami")
-"""Plain Flux: the HelmReleases that install the GPU Operator and HAMi."""
+"""Plain Flux: the name and namespace the base gives the KubeVirt CR; overlays replace both with
+spec.kubevirt's."""
 _HELM_REPO_INTERVAL = "12h"
 PRUNE_DISABLED = {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
 """On every object the tool adopts or merges into rather than creates: Flux's garbage collection
@@ -332,27 +354,27 @@ def _release_secrets(namespace: str) -> dict[str, KubeObject]:
 BASES: dict[str, dict[str, KubeObject]] = {
     # The platform Package; its values are set by each cluster's patch. Cozystack created it, the
     # tool only adopts it: Flux must never delete it.
-    "cozystack": {
+    COZYSTACK_BASE: {
         "platform-package.yaml": {
             "apiVersion": "cozystack.io/v1alpha1",
             "kind": "Package",
             "metadata": {
-                "name": "cozystack.cozystack-platform",
+                "name": PLATFORM_PACKAGE,
                 "annotations": dict(PRUNE_DISABLED),
             },
             "spec": {"components": {"platform": {"values": {}}}},
         }
     },
     # The bundle rejects variant container: it is reachable only as a standalone Package.
-    "cozystack-gpu-operator-container": {
+    COZYSTACK_GPU_OPERATOR_BASE: {
         "gpu-operator-package.yaml": {
             "apiVersion": "cozystack.io/v1alpha1",
             "kind": "Package",
-            "metadata": {"name": "cozystack.gpu-operator"},
+            "metadata": {"name": GPU_OPERATOR},
             "spec": {"variant": "container"},
         }
     },
-    "flux-gpu-operator": {
+    FLUX_GPU_OPERATOR_BASE: {
         "namespace.yaml": {
             "apiVersion": "v1",
             "kind": "Namespace",
@@ -370,12 +392,12 @@ BASES: dict[str, dict[str, KubeObject]] = {
         ),
     },
     # A partial KubeVirt object: server-side apply claims only the fields it carries.
-    "flux-kubevirt": {
+    FLUX_KUBEVIRT_BASE: {
         "kubevirt.yaml": {
             "apiVersion": "kubevirt.io/v1",
             "kind": "KubeVirt",
             "metadata": {
-                "name": "kubevirt",
+                "name": KUBEVIRT_NAME,
                 "namespace": KUBEVIRT_NAMESPACE,
                 # The CR usually predates Flux (kubectl apply of KubeVirt's release): Merge keeps
                 # kustomize-controller from taking over its kubectl-owned fields and pruning them.
@@ -387,9 +409,9 @@ BASES: dict[str, dict[str, KubeObject]] = {
             },
         }
     },
-    "flux-hami": {
+    FLUX_HAMI_BASE: {
         "helmrepository.yaml": _helm_repository(
-            "hami-charts", HAMI_NAMESPACE, "https://project-hami.github.io/HAMi"
+            "hami-charts", FLUX_HAMI_RELEASE.namespace, "https://project-hami.github.io/HAMi"
         ),
         "helmrelease.yaml": _helm_release(
             FLUX_HAMI_RELEASE, "hami", HAMI_CHART_VERSION, "hami-charts"
@@ -397,8 +419,8 @@ BASES: dict[str, dict[str, KubeObject]] = {
     },
     # The nightly audit job; Secrets are readable only where a release the audit reads keeps its
     # release Secrets, one base per namespace.
-    "audit-job": _audit_job(),
-    "audit-alerts": {
+    AUDIT_JOB_BASE: _audit_job(),
+    AUDIT_ALERTS_BASE: {
         "prometheusrule.yaml": {
             "apiVersion": "monitoring.coreos.com/v1",
             "kind": "PrometheusRule",
@@ -406,9 +428,9 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "spec": {"groups": [{"name": "gpu-gitops-audit", "rules": []}]},
         }
     },
-    **{f"audit-secrets-{ns}": _release_secrets(ns) for ns in AUDIT_SECRET_NAMESPACES},
+    **{audit_secrets_base(ns): _release_secrets(ns) for ns in AUDIT_SECRET_NAMESPACES},
 }
 # HAMi schedules onto the GPU Operator's driver and toolkit: install it after them.
-BASES["flux-hami"]["helmrelease.yaml"]["spec"]["dependsOn"] = [
+BASES[FLUX_HAMI_BASE]["helmrelease.yaml"]["spec"]["dependsOn"] = [
     {"name": FLUX_GPU_OPERATOR_RELEASE.name, "namespace": FLUX_GPU_OPERATOR_RELEASE.namespace}
 ]

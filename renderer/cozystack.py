@@ -14,7 +14,7 @@ from typing import Any
 
 from kubedata.objects import KubeObject
 
-from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT, PLATFORM_PACKAGE
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT
 from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import ProfileSpec
 from renderer.wiring import (
@@ -27,10 +27,6 @@ from renderer.wiring import (
 
 __all__ = [
     "BUNDLE_VARIANTS",
-    "GPU_OPERATOR",
-    "HAMI",
-    "KUBEVIRT",
-    "PLATFORM_PACKAGE",
     "SUPPORTED_VERSIONS",
     "ChartFailure",
     "apply_gpu_values",

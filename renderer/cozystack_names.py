@@ -29,8 +29,9 @@ KUBEVIRT = "cozystack.kubevirt"
 
 
 class Release(NamedTuple):
-    """A Helm release a Package installs: its namespace (also its workloads') and its name; the
-    (namespace, name) pair Helm's release Secrets are read by."""
+    """A Helm release a Package (or, on plain Flux, a HelmRelease: flux_names) installs: its
+    namespace (also its workloads') and its name; the (namespace, name) pair Helm's release
+    Secrets are read by."""
 
     namespace: str
     name: str

@@ -17,14 +17,25 @@ from kubedata.yaml_io import dump_yaml
 
 from renderer.audit_rbac import audit_reads
 from renderer.bases import (
+    AUDIT_ALERTS_BASE,
+    AUDIT_JOB_BASE,
     AUDIT_NAME,
     BASES,
+    COZYSTACK_BASE,
+    COZYSTACK_GPU_OPERATOR_BASE,
+    FLUX_GPU_OPERATOR_BASE,
+    FLUX_HAMI_BASE,
+    FLUX_KUBEVIRT_BASE,
+    KUBEVIRT_NAME,
     PRUNE_DISABLED,
     audit_alert_rules,
+    audit_secrets_base,
     read_rules,
 )
 from renderer.cozystack import effective_values, platform_gpu_values
+from renderer.cozystack_names import PLATFORM_PACKAGE
 from renderer.flux import gpu_operator_values, kubevirt_configuration
+from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.kustomize import KUSTOMIZATION
 from renderer.profile import LoadedProfile
 from renderer.version import default_image
@@ -113,14 +124,14 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
         patches.append((file, target))
 
     if spec.platform.type == "cozystack":
-        bases.append("cozystack")
+        bases.append(COZYSTACK_BASE)
         patch(
             "platform-package.patch.yaml",
-            {"kind": "Package", "name": "cozystack.cozystack-platform"},
+            {"kind": "Package", "name": PLATFORM_PACKAGE},
             _platform_ops(lp),
         )
         if spec.variant == "container":
-            bases.append("cozystack-gpu-operator-container")
+            bases.append(COZYSTACK_GPU_OPERATOR_BASE)
     else:
         _flux_overlay(lp, bases, patch)
     if spec.audit is not None:
@@ -149,10 +160,10 @@ def _flux_overlay(lp: LoadedProfile, bases: list[str], patch: _Patch) -> None:
     """Plain Flux: the GPU Operator and HAMi HelmReleases, and the partial KubeVirt object."""
     spec = lp.profile.spec
     if spec.variant != "none":
-        bases.append("flux-gpu-operator")
+        bases.append(FLUX_GPU_OPERATOR_BASE)
         patch(
             "gpu-operator.patch.yaml",
-            {"kind": "HelmRelease", "name": "gpu-operator"},
+            {"kind": "HelmRelease", "name": FLUX_GPU_OPERATOR_RELEASE.name},
             [
                 ("add", "/spec/interval", spec.flux.interval),
                 ("add", "/spec/chart/spec/version", spec.gpu_operator_version),
@@ -161,11 +172,11 @@ def _flux_overlay(lp: LoadedProfile, bases: list[str], patch: _Patch) -> None:
             ],
         )
     if has_kubevirt_object(lp):
-        bases.append("flux-kubevirt")
+        bases.append(FLUX_KUBEVIRT_BASE)
         config = kubevirt_configuration(spec)
         patch(
             "kubevirt.patch.yaml",
-            {"kind": "KubeVirt", "name": "kubevirt"},
+            {"kind": "KubeVirt", "name": KUBEVIRT_NAME},
             [
                 ("replace", "/metadata/name", spec.kubevirt.name),
                 ("replace", "/metadata/namespace", spec.kubevirt.namespace),
@@ -173,10 +184,10 @@ def _flux_overlay(lp: LoadedProfile, bases: list[str], patch: _Patch) -> None:
             ],
         )
     if spec.hami and spec.variant != "none":
-        bases.append("flux-hami")
+        bases.append(FLUX_HAMI_BASE)
         patch(
             "hami.patch.yaml",
-            {"kind": "HelmRelease", "name": "hami"},
+            {"kind": "HelmRelease", "name": FLUX_HAMI_RELEASE.name},
             [
                 ("add", "/spec/interval", spec.flux.interval),
                 ("add", "/spec/driftDetection", {"mode": spec.flux.drift_detection}),
@@ -215,15 +226,15 @@ def _audit_job(lp: LoadedProfile, patch: _Patch) -> list[str]:
         {"kind": "Role", "name": AUDIT_NAME},
         [("replace", "/rules", read_rules(reads.own))],
     )
-    bases = ["audit-job"]
+    bases = [AUDIT_JOB_BASE]
     if audit.alerts:
-        bases.append("audit-alerts")
+        bases.append(AUDIT_ALERTS_BASE)
         patch(
             "audit-alerts.patch.yaml",
             {"kind": "PrometheusRule", "name": AUDIT_NAME},
             [("replace", "/spec/groups/0/rules", audit_alert_rules(lp.name))],
         )
-    bases += [f"audit-secrets-{ns}" for ns in reads.release_namespaces]
+    bases += [audit_secrets_base(ns) for ns in reads.release_namespaces]
     return bases
 
 

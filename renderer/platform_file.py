@@ -13,7 +13,7 @@ from typing import Any
 from kubedata.objects import KubeObject, ObjectKey
 from kubedata.yaml_io import dump_yaml
 
-from renderer.cozystack import PLATFORM_PACKAGE
+from renderer.cozystack_names import PLATFORM_PACKAGE
 from renderer.errors import Problem, ProfileError
 from renderer.profile import PLATFORM_FILE, parse_platform
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from kubedata.yaml_io import Marks, load_marked, nearest_line
 
+from renderer.cozystack_names import PLATFORM_PACKAGE
 from renderer.errors import Problem, ProfileError, yaml_problems
 from renderer.model import GPUProfile
 from renderer.repofiles import read_bytes
@@ -180,13 +181,13 @@ def parse_platform(text: str, file: str) -> PlatformDoc:
                 Problem(file, nearest_line(marks, path), ".".join(path), f"must be {what}")
             )
     meta = data.get("metadata")
-    if ("metadata",) not in bad and (meta or {}).get("name") != "cozystack.cozystack-platform":
+    if ("metadata",) not in bad and (meta or {}).get("name") != PLATFORM_PACKAGE:
         problems.append(
             Problem(
                 file,
                 nearest_line(marks, ("metadata", "name")),
                 "metadata.name",
-                'must be "cozystack.cozystack-platform"',
+                f'must be "{PLATFORM_PACKAGE}"',
             )
         )
     if problems:

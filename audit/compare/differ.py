@@ -2,8 +2,9 @@
 between them, with JSON pointers.
 
 Why this exists: a pair that differs must say where and how, so that each finding points at one
-field that can be attributed to its manager and classified. Equal canonical JSON settles the common
-case (no drift) first; otherwise the engine walks both trees under the audit's policy:
+field that can be attributed to its manager and classified. The same value on both sides
+(kubedata.objects.same_value) settles the common case (no drift) first; otherwise the engine
+walks both trees under the audit's policy:
 
 - lists as server-side apply treats them (known_types.LIST_RULES): keyed lists (containers by
   name, pciHostDevices by pciVendorSelector...) matched by key, so a reorder never reads as drift;
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubedata.diff import Change, Differ, ListRule, Segment
-from kubedata.objects import KubeObject, canonical
+from kubedata.objects import KubeObject, same_value
 
 from audit.compare.crd import Schema
 from audit.compare.known_types import (
@@ -55,7 +56,7 @@ class _AuditDiffer(Differ):
         b: list[Any],
         a: list[Any],
         segs: tuple[Segment, ...],
-        ptr: tuple[str | int, ...],
+        ptr: str,
         fpath: tuple[str, ...],
     ) -> None:
         self._list_path = fpath  # for list_rule, which the walk asks first, by name only
@@ -100,9 +101,7 @@ def compare_normalized(
 ) -> list[Change]:
     """Changes from the desired to the live object (both normalized); `scope` limits them to
     these field paths; the served CRD's `schema` says how the lists it marks are merged."""
-    # Python's == first (C speed, stops at the first difference): values that differ for it
-    # differ canonically too; only those equal for it (True == 1) need the canonical check.
-    if desired == live and canonical(desired) == canonical(live):
+    if same_value(desired, live):
         return []
     group = str(live.get("apiVersion") or desired.get("apiVersion", "")).rpartition("/")[0]
     kind = str(live.get("kind") or desired.get("kind", ""))

@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from kubedata.objects import KubeObject
-from renderer.cozystack import PLATFORM_PACKAGE as PLATFORM
+from renderer.cozystack_names import PLATFORM_PACKAGE as PLATFORM
 
 from audit.compare.crd import Schema
 from audit.compare.defaults import drop_defaults, drop_platform_chart_defaults

@@ -4,7 +4,7 @@ both sides (normalize.py) and diff them (differ.py).
 Why this exists: it is the one entry point every comparison (git, release, wiring) calls, and
 the audit's hot path: most objects a GitOps controller applied are unchanged but for metadata the
 server sets, and `unchanged` settles those without normalizing, which costs ten times more.
-Normalized pairs with equal canonical JSON have no drift either; only the rest are walked.
+Normalized pairs that are the same value have no drift either; only the rest are walked.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubedata.diff import Change
-from kubedata.objects import KubeObject, canonical
+from kubedata.objects import KubeObject, same_value
 
 from audit.compare.crd import Schema
 from audit.compare.differ import compare_normalized
@@ -67,7 +67,7 @@ def unchanged(desired: KubeObject, live: KubeObject) -> bool:
     without schema defaults), and skip normalization, which costs ten times more."""
     rest_d = {k: v for k, v in desired.items() if k not in _NOT_COMPARED}
     rest_l = {k: v for k, v in live.items() if k not in _NOT_COMPARED}
-    if rest_d != rest_l or canonical(rest_d) != canonical(rest_l):
+    if not same_value(rest_d, rest_l):
         return False
     meta_d, meta_l = desired.get("metadata"), live.get("metadata")
     if not isinstance(meta_d, dict) or not isinstance(meta_l, dict):
@@ -80,7 +80,7 @@ def unchanged(desired: KubeObject, live: KubeObject) -> bool:
     for key, value in meta_d.items():
         if key in ("labels", "annotations") or key in SERVER_METADATA:
             continue
-        if key not in meta_l or canonical(value) != canonical(meta_l[key]):
+        if key not in meta_l or not same_value(value, meta_l[key]):
             return False
     return all(
         key in meta_d or key in _LIVE_ONLY_METADATA or key in ("labels", "annotations")

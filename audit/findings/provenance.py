@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
+from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.profile import LoadedProfile, platform_path, profile_path
 
 from audit.compare.patterns import compile_pattern, matches
@@ -185,11 +186,14 @@ def _helmrelease(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[
     name = f.object.name
     if f.type == "suspended":
         return None
-    if name not in ("gpu-operator", "hami") or ctx.platform != "flux":
+    if (
+        name not in (FLUX_GPU_OPERATOR_RELEASE.name, FLUX_HAMI_RELEASE.name)
+        or ctx.platform != "flux"
+    ):
         return None
     for pattern, field in _HELMRELEASE:
         if matches(pattern, fp):
-            if name == "hami" and field == ("spec", "variant"):
+            if name == FLUX_HAMI_RELEASE.name and field == ("spec", "variant"):
                 field = ("spec", "hami")
             src = ctx.source(field)
             return src, f"set it through {'.'.join(field)} of {src.file}; {_consequence(f)}"

@@ -24,7 +24,6 @@ in its name (a DCGM exporter, say) carries no wiring and is not one.
 
 from __future__ import annotations
 
-from renderer.bases import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.cozystack_names import (
     GPU_OPERATOR,
     GPU_OPERATOR_RELEASE,
@@ -35,6 +34,7 @@ from renderer.cozystack_names import (
     PLATFORM_PACKAGE,
     PLATFORM_RELEASE,
 )
+from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 
 from audit.compare.patterns import Pattern, compile_pattern, matches
 from audit.findings.finding import Finding, Severity

@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from renderer.cozystack import (
-    GPU_OPERATOR,
-    HAMI,
     apply_gpu_values,
     effective_values,
     packages_leaving,
     platform_gpu_values,
 )
+from renderer.cozystack_names import GPU_OPERATOR, HAMI
 from renderer.rules.checker import RuleChecker
 
 __all__ = ["check_live_state"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.cozystack import BUNDLE_VARIANTS, GPU_OPERATOR, SUPPORTED_VERSIONS, effective_values
+from renderer.cozystack import BUNDLE_VARIANTS, SUPPORTED_VERSIONS, effective_values
+from renderer.cozystack_names import GPU_OPERATOR
 from renderer.profile import PLATFORM_FILE
 from renderer.rules.checker import RuleChecker
 

@@ -53,6 +53,29 @@ def test_types_are_kept_but_numbers_are_numbers() -> None:
     assert changes({"a": [1]}, {"a": [True]}) == [("modified", "a", "/a")]
 
 
+def test_true_is_not_1_deep_inside_equal_looking_maps_and_lists() -> None:
+    # == holds for both trees (True == 1): the walk must still find the one leaf
+    before = {"m": {"k": {"x": "s", "y": [{"z": 1}]}}, "byIndex": [{"p": {"q": False}}]}
+    after = {"m": {"k": {"x": "s", "y": [{"z": True}]}}, "byIndex": [{"p": {"q": 0}}]}
+    assert before == after
+    assert changes(before, after) == [
+        ("modified", "m.k.y", "/m/k/y"),  # an atomic list: reported on the list
+        ("modified", "byIndex[0].p.q", "/byIndex/0/p/q"),
+    ]
+    assert changes({"m": {"y": [1.0]}}, {"m": {"y": [1]}}) == [("modified", "m.y", "/m/y")]
+    assert changes({"m": {"k": {"n": 1.0}}}, {"m": {"k": {"n": 1}}}) == []
+
+
+def test_pointers_escape_each_token_once() -> None:
+    before = {"a/b": {"c~d": 1}, "keyed": [{"name": "x/y", "v": {"e/f": 1}}], "byIndex": ["s"]}
+    after = {"a/b": {"c~d": 2}, "keyed": [{"name": "x/y", "v": {"e/f": 2}}], "byIndex": ["s", "t"]}
+    assert [c.pointer for c in Rules().compare(before, after)] == [
+        "/a~1b/c~0d",
+        "/keyed/0/v/e~1f",
+        "/byIndex/1",
+    ]
+
+
 def test_keyed_list_items_are_matched_by_key_in_after_order() -> None:
     before = {"keyed": [{"name": "a", "v": 1}, {"name": "b", "v": 2}, {"name": "gone"}]}
     after = {"keyed": [{"name": "new"}, {"name": "b", "v": 3}, {"name": "a", "v": 1}]}

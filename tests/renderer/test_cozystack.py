@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 
 from renderer.cozystack import (
-    GPU_OPERATOR,
-    HAMI,
     ChartFailure,
     coalesce,
     effective_values,
     platform_gpu_values,
     predict_packages,
 )
+from renderer.cozystack_names import GPU_OPERATOR, HAMI
 from renderer.model import Device, Platform, ProfileSpec
 
 

@@ -16,7 +16,8 @@ import jsonschema
 import pytest
 import yaml
 
-from renderer.cozystack import PLATFORM_PACKAGE, effective_values, predict_packages
+from renderer.cozystack import effective_values, predict_packages
+from renderer.cozystack_names import PLATFORM_PACKAGE
 from renderer.crds import Registry, namespace_kind
 from renderer.rules.profile_schema import profile_schema
 

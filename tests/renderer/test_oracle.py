@@ -19,15 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from renderer.cozystack import (
-    GPU_OPERATOR,
-    HAMI,
-    KUBEVIRT,
-    PLATFORM_PACKAGE,
-    ChartFailure,
-    effective_values,
-    predict_packages,
-)
+from renderer.cozystack import ChartFailure, effective_values, predict_packages
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT, PLATFORM_PACKAGE
 from tests import reference
 from tests.renderer.helmchart import MAIN_CHART, ChartFailed, PlatformChart
 

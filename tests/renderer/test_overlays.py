@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kubedata.yaml_io import load_all, load_marked
+from renderer.bases import BASES
 from renderer.build import build_overlays
 from renderer.overlays import cluster_overlay, pointer
 from renderer.profile import LoadedProfile, PlatformDoc, parse_profile
@@ -135,3 +136,38 @@ def test_flux_without_gpu_wiring_keeps_the_kubevirt_object_with_the_wiring_empti
 def test_flux_without_gpu_wiring_and_no_kubevirt_named_has_no_kubevirt_object():
     # a tenant cluster (its nodes are VMs) has no KubeVirt: nothing to keep
     assert not [o for o in _flux_built("container", "") if o["kind"] == "KubeVirt"]
+
+
+@pytest.mark.parametrize(
+    ("platform", "variant", "extra"),
+    [
+        ('{type: cozystack, version: "1.6"}', "container", "  hami: true\n  audit: {}\n"),
+        ("{type: flux}", "passthrough", "  hami: true\n  audit: {alerts: true}\n"),
+        ("{type: flux}", "vgpu", "  kubevirt: {name: kv}\n"),
+    ],
+)
+def test_every_patch_targets_one_object_of_the_bases_it_lists(
+    platform: str, variant: str, extra: str
+):
+    # the names are written twice, on the base object and on the patch target: a patch whose
+    # target matches nothing is no error for kustomize, just a value never set
+    text = (
+        PROFILE.replace('{type: cozystack, version: "1.6"}', platform).replace(
+            "variant: passthrough", f"variant: {variant}"
+        )
+        + extra
+    )
+    profile, marks = parse_profile(text, "clusters/c1/gpu-profile.yaml", "c1")
+    overlay = cluster_overlay(LoadedProfile("clusters/c1/gpu-profile.yaml", profile, marks, None))
+    (kustomization,) = load_all(overlay.files["kustomization.yaml"])
+    assert kustomization["resources"] == [f"../base/{b}" for b in overlay.bases]
+    objects = [o for b in overlay.bases for o in BASES[b].values()]
+    targets = [p["target"] for p in kustomization["patches"]]
+    assert len(targets) >= 2
+    for target in targets:
+        matched = [
+            o
+            for o in objects
+            if (o["kind"], o["metadata"]["name"]) == (target["kind"], target["name"])
+        ]
+        assert len(matched) == 1, target

@@ -23,7 +23,7 @@ import yaml
 from audit.checks.wiring import KUBEVIRT_SCOPE, ExpectedWiring, cozystack_wiring
 from audit.compare.pairs import compare_objects
 from kubedata.objects import ObjectKey
-from renderer.cozystack import GPU_OPERATOR, KUBEVIRT, PLATFORM_PACKAGE
+from renderer.cozystack_names import GPU_OPERATOR, KUBEVIRT, PLATFORM_PACKAGE
 from tests.apiserver.helm import helm_template, kubevirt_chart
 from tests.audit import make_demo
 from tests.renderer.helmchart import PlatformChart
