@@ -104,7 +104,8 @@ def kubeconfig_paths(
     if kubeconfig:
         path = Path(kubeconfig)
         if not path.is_file():
-            raise KubeConfigError(f"kubeconfig {path} does not exist: check the --kubeconfig path")
+            what = "is not a regular file" if path.exists() else "does not exist"
+            raise KubeConfigError(f"kubeconfig {path} {what}: check the --kubeconfig path")
         return [path]
     if env.get("KUBECONFIG"):
         seen: list[Path] = []

@@ -85,9 +85,22 @@ def test_a_kubeconfig_with_a_plain_anchor_still_loads(tmp_path: Path):
     assert load_cluster_config(path).server == "https://127.0.0.1:6443"
 
 
-def test_a_kubeconfig_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [
+        ("fifo", "is not a regular file"),
+        ("folder", "is not a regular file"),
+        ("none", "does not exist"),
+    ],
+)
+def test_a_kubeconfig_that_is_no_file_is_refused_without_blocking(
+    tmp_path: Path, kind: str, what: str
+):
     path = tmp_path / "config"
-    os.mkfifo(path)
+    if kind == "fifo":
+        os.mkfifo(path)  # nobody writes: a blocking open would hang
+    elif kind == "folder":
+        path.mkdir()
     with pytest.raises(KubeConfigError) as exc:
         load_cluster_config(path)
-    assert str(exc.value).startswith(f"kubeconfig {path} ")
+    assert str(exc.value) == f"kubeconfig {path} {what}: check the --kubeconfig path"
