@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from kubedata.objects import KubeObject, ObjectKey
 from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE, PRUNE_DISABLED
-from renderer.cozystack import packages_leaving
 from renderer.cozystack_names import GPU_OPERATOR, HAMI
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE
+from renderer.values.cozystack import packages_leaving
 
 from prbot.risk_check import RiskCheck, RiskKind, built_platform_values
 
