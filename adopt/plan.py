@@ -215,11 +215,14 @@ def _mdev_config(f: Finding, ctx: _Context, rest: tuple[str, ...]) -> tuple[str,
 # -- Packages, the ClusterPolicy, HelmReleases, Nodes --------------------------------------------
 
 
-def _switch(f: Finding, ctx: _Context, name: str) -> tuple[str, list[Edit]]:
-    """A GPU component enabled by hand: HAMi -> spec.hami; the GPU Operator -> spec.variant."""
-    if name in (HAMI, FLUX_HAMI_RELEASE.name):
+def _switch(f: Finding, ctx: _Context) -> tuple[str, list[Edit]]:
+    """A GPU component enabled by hand: HAMi -> spec.hami; the GPU Operator -> spec.variant.
+    Packages are cluster-wide, known by name; a HelmRelease by namespace and name."""
+    ref = f.object
+    package = ref.kind == "Package"
+    if (package and ref.name == HAMI) or (ref.namespace, ref.name) == FLUX_HAMI_RELEASE:
         return ctx.profile_file, [Edit("set", ("spec", "hami"), True)]
-    if name == GPU_OPERATOR and f.object.kind == "Package":
+    if package and ref.name == GPU_OPERATOR:
         live = ctx.live.get(f.object.key) or {}
         variant = str((live.get("spec") or {}).get("variant") or "default")
         if variant not in _VARIANTS:
@@ -231,7 +234,7 @@ def _switch(f: Finding, ctx: _Context, name: str) -> tuple[str, list[Edit]]:
 def _package(f: Finding, ctx: _Context, tokens: tuple[str, ...]) -> tuple[str, list[Edit]]:
     name = f.object.name
     if f.type in ("orphan", "unmanaged"):
-        return _switch(f, ctx, name)
+        return _switch(f, ctx)
     if "permittedHostDevices" in tokens:
         return _devices(f, ctx, tokens)
     if "mediatedDevicesConfiguration" in tokens:
@@ -316,7 +319,7 @@ def _cluster_policy(f: Finding, ctx: _Context, tokens: tuple[str, ...]) -> tuple
 
 def _helmrelease(f: Finding, ctx: _Context, tokens: tuple[str, ...]) -> tuple[str, list[Edit]]:
     if f.type in ("orphan", "unmanaged") and ctx.flux:
-        return _switch(f, ctx, f.object.name)
+        return _switch(f, ctx)
     raise _No("the HelmRelease's settings come from the profile as a whole, not one field")
 
 

@@ -9,8 +9,16 @@ warning says in plain words which of the two happens and what to do. Pure.
 
 from __future__ import annotations
 
-from kubedata.objects import KubeObject, ObjectKey
-from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE, PRUNE_DISABLED
+from kubedata.objects import KubeObject, ObjectKey, key_of
+from renderer.bases import (
+    AUDIT_ALERTS_BASE,
+    AUDIT_JOB_BASE,
+    AUDIT_SECRET_NAMESPACES,
+    BASES,
+    FLUX_HAMI_BASE,
+    PRUNE_DISABLED,
+    audit_secrets_base,
+)
 from renderer.cozystack_names import GPU_OPERATOR, HAMI
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE
 from renderer.values.cozystack import packages_leaving
@@ -24,6 +32,17 @@ _GPU_OPERATOR_RELEASE = ObjectKey(
     "helm.toolkit.fluxcd.io", "HelmRelease", *FLUX_GPU_OPERATOR_RELEASE
 )
 _Path = tuple[str | int, ...]
+_FIELD_OF_BASE: dict[str, _Path] = {
+    FLUX_HAMI_BASE: ("spec", "hami"),
+    AUDIT_JOB_BASE: ("spec", "audit"),
+    AUDIT_ALERTS_BASE: ("spec", "audit"),
+    **{audit_secrets_base(ns): ("spec", "audit") for ns in AUDIT_SECRET_NAMESPACES},
+}
+_FIELD_OF_OBJECT = {
+    key_of(obj): field for base, field in _FIELD_OF_BASE.items() for obj in BASES[base].values()
+}
+"""The profile field that puts an object of these bases into the build, by the object's key (the
+names are the bases' own: an object of the same name elsewhere is not theirs)."""
 
 
 def _prune_disabled(obj: KubeObject) -> bool:
@@ -87,13 +106,9 @@ def _cause(r: RiskCheck, key: ObjectKey) -> _Path:
         and r.base.profile.spec.platform.type != r.head.profile.spec.platform.type
     ):
         return ("spec", "platform", "type")
-    if key.name.startswith(AUDIT_NAME) or AUDIT_NAMESPACE in (key.namespace, key.name):
-        return ("spec", "audit")
-    if "hami" in key.name:
-        return ("spec", "hami")
-    if key.kind == "KubeVirt":
+    if key.kind == "KubeVirt":  # named by spec.kubevirt, not by its base
         return ("spec", "kubevirt")
-    return ("spec", "variant")
+    return _FIELD_OF_OBJECT.get(key, ("spec", "variant"))
 
 
 def removed_object_risks(r: RiskCheck, cluster_removed: bool = False) -> None:

@@ -183,17 +183,14 @@ _HELMRELEASE = (
 
 
 def _helmrelease(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Source, str] | None:
-    name = f.object.name
-    if f.type == "suspended":
+    release = (f.object.namespace, f.object.name)
+    if f.type == "suspended" or ctx.platform != "flux":
         return None
-    if (
-        name not in (FLUX_GPU_OPERATOR_RELEASE.name, FLUX_HAMI_RELEASE.name)
-        or ctx.platform != "flux"
-    ):
-        return None
+    if release not in (FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE):
+        return None  # a HelmRelease of the same name elsewhere is not the profile's
     for pattern, field in _HELMRELEASE:
         if matches(pattern, fp):
-            if name == FLUX_HAMI_RELEASE.name and field == ("spec", "variant"):
+            if release == FLUX_HAMI_RELEASE and field == ("spec", "variant"):
                 field = ("spec", "hami")
             src = ctx.source(field)
             return src, f"set it through {'.'.join(field)} of {src.file}; {_consequence(f)}"

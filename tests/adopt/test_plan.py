@@ -197,6 +197,17 @@ def test_hami_and_the_gpu_operator_enabled_by_hand_set_the_profile_switch():
     assert edits(switched, live=platform_live)[1] == (Edit("set", ("spec", "variant"), "vgpu"),)
 
 
+def test_plain_flux_hami_is_known_by_namespace_and_name_not_by_name_alone():
+    ours = ObjectRef("helm.toolkit.fluxcd.io/v2", "HelmRelease", "kube-system", "hami")
+    file = "clusters/lab1/gpu-profile.yaml"
+    assert edits(finding("unmanaged", ours, "", file=file), "lab1")[1] == (
+        Edit("set", ("spec", "hami"), True),
+    )
+    # a team's own HAMi release in its namespace is not the profile's switch
+    theirs = ObjectRef("helm.toolkit.fluxcd.io/v2", "HelmRelease", "team-a", "hami")
+    assert "no switch" in refused(finding("unmanaged", theirs, "", file=file), "lab1").reason
+
+
 def test_a_platform_value_goes_to_platform_yaml_and_a_gpu_key_does_not():
     path = "/spec/components/platform/values/resources/cpuAllocationRatio"
     f = finding("modified", PLATFORM, path, 4, 6, file="clusters/ams1/platform.yaml", field="x")

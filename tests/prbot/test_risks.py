@@ -241,3 +241,20 @@ def test_dropping_the_audit_job_points_at_spec_audit(load) -> None:
     assert {(x.ref, x.line) for x in got} == {("base", 8)}, "the audit line of the base profile"
     (ns,) = [x for x in got if x.message.startswith("Namespace gpu-gitops ")]
     assert "Flux deletes it from the cluster" in ns.message and "everything in it" in ns.message
+
+
+def test_objects_leave_for_the_field_whose_base_held_them_known_by_key_not_name(load) -> None:
+    """HAMi's objects point at spec.hami; an object merely named like one points at the variant."""
+    base = load(FLUX % "container" + "hami: true\n", platform=None)
+    head = load(FLUX % "container", platform=None)
+    got = risks(base, head)
+    assert {x.kind for x in got} == {"object-removed"}
+    assert sorted(x.message.split(" leaves")[0] for x in got) == [
+        "HelmRelease.helm.toolkit.fluxcd.io kube-system/hami",
+        "HelmRepository.source.toolkit.fluxcd.io kube-system/hami-charts",
+    ]
+    assert {(x.ref, x.line) for x in got} == {("base", 8)}, "the hami line of the base profile"
+    lookalike = ObjectKey("source.toolkit.fluxcd.io", "HelmRepository", "team-a", "hami-charts")
+    base_objs = {**head[1], lookalike: {"metadata": {"name": "hami-charts"}}}
+    (r,) = risks((head[0], base_objs), head)
+    assert r.line == 7, "the variant line, not spec.hami's"
