@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from benchmarks.profiles import write_profiles
-from renderer.build import build_overlays, materialize
+from renderer.kustomize.workers import build_overlays, materialize
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from renderer.defaults import PASSTHROUGH_DEFAULTS
+from renderer.values.defaults import PASSTHROUGH_DEFAULTS
 
 __all__ = ["write_profiles"]
 

@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
     argv = sys.argv[1:] if argv is None else list(argv)
     chosen = _chosen(argv)
     if chosen in BUILDERS:
-        from renderer.build import start_workers
+        from renderer.kustomize.workers import start_workers
 
         start_workers(1)
     args = _parser(chosen).parse_args(argv)

@@ -8,7 +8,7 @@ import json
 from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
+from renderer.kustomize.workers import build_overlays
 from renderer.profile import check_cluster_name
 from renderer.render import render_profiles
 from renderer.validate import check_clusters

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from gpu_gitops.console import Console
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
 from renderer.crds import CRDFileError, Registry, namespace_kind
 from renderer.errors import Problem, ProfileError
+from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import Checked
 

@@ -10,9 +10,9 @@ from typing import Generic, TypeVar
 
 from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
-from renderer.build import build_dirs
-from renderer.committed import checked_copy
-from renderer.kustomize import KUSTOMIZATION
+from renderer.kustomize.committed import checked_copy
+from renderer.kustomize.library import KUSTOMIZATION
+from renderer.kustomize.workers import build_dirs
 from renderer.profile import cluster_named_by, discover_clusters
 from renderer.repofiles import repo_path
 from renderer.validate import check_clusters

@@ -26,9 +26,9 @@ from gpu_gitops.cli_adopt import report_plan
 from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
 from renderer.errors import RenderError
 from renderer.gitrepo import init_repo
+from renderer.kustomize.workers import build_overlays
 from renderer.publish.publish import publish
 from renderer.render import label_commands, render_profiles
 from renderer.validate import check_clusters

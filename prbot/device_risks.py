@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.cozystack import ChartFailure, coalesce, predict_packages
 from renderer.cozystack_names import KUBEVIRT
 from renderer.model import Device
 from renderer.profile import LoadedProfile
+from renderer.values.cozystack import ChartFailure, coalesce, predict_packages
 
 from prbot.risk_check import Objects, RiskCheck, built_platform_values, shown_names
 

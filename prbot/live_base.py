@@ -13,11 +13,11 @@ from typing import Any
 
 from kubedata.objects import KubeObject
 from kubedata.yaml_io import Marks
-from renderer.cozystack import effective_values
 from renderer.cozystack_names import GPU_OPERATOR, HAMI
 from renderer.model import Device, Variant
 from renderer.platform_file import PLATFORM_KEY
 from renderer.profile import LoadedProfile, PlatformDoc
+from renderer.values.cozystack import effective_values
 
 from prbot.risk_check import Objects
 

@@ -15,9 +15,9 @@ from typing import Literal
 import git
 from kubedata.objects import KubeObject, ObjectKey
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
 from renderer.errors import Problem, ProfileError
 from renderer.gitrepo import open_repo, resolve
+from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import (
     MAX_FILE_BYTES,

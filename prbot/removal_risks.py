@@ -19,9 +19,9 @@ from renderer.bases import (
     PRUNE_DISABLED,
     audit_secrets_base,
 )
-from renderer.cozystack import packages_leaving
 from renderer.cozystack_names import GPU_OPERATOR, HAMI
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE
+from renderer.values.cozystack import packages_leaving
 
 from prbot.risk_check import RiskCheck, RiskKind, built_platform_values
 

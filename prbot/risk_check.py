@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kubedata.objects import KubeObject, ObjectKey
-from renderer.cozystack import effective_values
 from renderer.platform_file import PLATFORM_KEY
 from renderer.profile import LoadedProfile
+from renderer.values.cozystack import effective_values
 
 __all__ = ["Objects", "Risk", "RiskCheck", "RiskKind", "built_platform_values", "shown_names"]
 

@@ -32,12 +32,12 @@ from renderer.bases import (
     audit_secrets_base,
     read_rules,
 )
-from renderer.cozystack import effective_values, platform_gpu_values
 from renderer.cozystack_names import PLATFORM_PACKAGE
-from renderer.flux import gpu_operator_values, kubevirt_configuration
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
-from renderer.kustomize import KUSTOMIZATION
+from renderer.kustomize.library import KUSTOMIZATION
 from renderer.profile import LoadedProfile
+from renderer.values.cozystack import effective_values, platform_gpu_values
+from renderer.values.flux import gpu_operator_values, kubevirt_configuration
 from renderer.version import default_image
 
 __all__ = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from renderer.bootstrap import FLUX_DIR, flux_files
-from renderer.kustomize import KUSTOMIZATION
+from renderer.kustomize.library import KUSTOMIZATION
 from renderer.model import Workload
 from renderer.overlays import Overlay, base_files, cluster_overlay
 from renderer.profile import LoadedProfile

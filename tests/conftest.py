@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from renderer.build import build_overlays
+from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from tests import reference

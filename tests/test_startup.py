@@ -24,7 +24,8 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 # what only the auditor, the PR bot, publishing or `validate --crds` need; pykustomize's Python
-# layer (cffi, asyncio) is never needed: its library is called directly (renderer/kustomize.py)
+# layer (cffi, asyncio) is never needed: its library is called directly
+# (renderer/kustomize/worker.py)
 _HEAVY = (
     "audit",
     "prbot",
@@ -80,7 +81,7 @@ def test_renderer_commands_never_load_the_auditor_git_or_httpx(argv: list[str]):
 
 def test_render_builds_nothing():
     _, modules = loaded("render", "--check")
-    assert "renderer.build" not in modules
+    assert "renderer.kustomize.workers" not in modules
 
 
 def test_validate_with_crds_loads_jsonschema(tmp_path: Path):

@@ -6,7 +6,7 @@ apply merges them) -> the platform chart's effective values -> `predict_packages
 CR the kubevirt chart renders from the kubevirt Package's values
 (packages/system/kubevirt/templates/kubevirt-cr.yaml: a static gate list plus extraFeatureGates,
 permittedHostDevices and mediatedDevicesConfiguration when set).
-Plain Flux: `renderer.flux.kubevirt_configuration` on the KubeVirt CR named in spec.kubevirt.
+Plain Flux: `renderer.values.flux.kubevirt_configuration` on the KubeVirt CR named in spec.kubevirt.
 Only the wiring paths are compared (SCOPES): the rest of these objects is the release's business.
 """
 
@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedata.objects import KubeObject, ObjectKey, key_of
-from renderer.cozystack import ChartFailure, effective_values, predict_packages
 from renderer.cozystack_names import (
     GPU_OPERATOR,
     HAMI,
@@ -26,8 +25,9 @@ from renderer.cozystack_names import (
     KUBEVIRT_RELEASE,
     PLATFORM_PACKAGE,
 )
-from renderer.flux import kubevirt_configuration
 from renderer.model import ProfileSpec
+from renderer.values.cozystack import ChartFailure, effective_values, predict_packages
+from renderer.values.flux import kubevirt_configuration
 
 from audit.compare.patterns import Pattern, compile_pattern
 from audit.kinds import live_key

@@ -3,9 +3,9 @@
 Why this exists: the API server fills in defaults git never declares (Kubernetes and CRD schema
 defaults of every known version, known_types.DEFAULTS; those of some versions only are told
 apart from an edit by who owns them, `is_known_default`; `imagePullPolicy` from the image tag),
-and Helm coalesces the platform chart's defaults into values (renderer.cozystack.CHART_DEFAULTS):
-without this step every such field would read as drift. It runs inside normalize.py, on
-normalize's own copy.
+and Helm coalesces the platform chart's defaults into values
+(renderer.values.cozystack.CHART_DEFAULTS): without this step every such field would read as
+drift. It runs inside normalize.py, on normalize's own copy.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from kubedata.objects import KubeObject
-from renderer.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
+from renderer.values.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
 
 from audit.compare.crd import Schema
 from audit.compare.known_types import DEFAULTS, POD_TEMPLATE_ROOTS, Default

@@ -8,7 +8,7 @@
 - values equal to an API default are removed (known_types.DEFAULTS, and the defaults of the CRD
   the cluster serves when it was read: crd.py), so explicit and implied
   defaults read alike; `imagePullPolicy` is defaulted from the image tag; the platform Package's
-  values equal to the platform chart's defaults likewise (renderer.cozystack.CHART_DEFAULTS):
+  values equal to the platform chart's defaults likewise (renderer.values.cozystack.CHART_DEFAULTS):
   defaults.py;
 - quantities at quantity paths become one spelling (`1073741824` and `1024Mi` -> `1Gi`), Flux
   durations likewise (`10m` = `600s`);

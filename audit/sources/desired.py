@@ -28,9 +28,9 @@ from typing import Literal
 import git
 import yaml
 from kubedata.objects import KubeObject
-from renderer.build import build_overlays
 from renderer.errors import ProfileError
 from renderer.gitrepo import resolve, tree_files
+from renderer.kustomize.workers import build_overlays
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile, load_profile_bytes
 from renderer.publish.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
 from renderer.render import render_profiles

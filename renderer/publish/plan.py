@@ -21,8 +21,8 @@ from pathlib import Path
 
 import git
 
-from renderer.build import build_overlays
 from renderer.errors import Problem
+from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.publish.flat import (
     METADATA_FILE,

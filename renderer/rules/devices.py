@@ -10,10 +10,10 @@ import re
 
 from kubedata.yaml_io import Path
 
-from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import Device
 from renderer.rules.checker import RuleChecker
 from renderer.rules.gpus import Inferred, architecture_of, inferred_architecture
+from renderer.values.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 
 __all__ = ["check_devices", "check_mdev_creators", "check_vgpu", "check_wiring"]
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.cozystack import (
+from renderer.cozystack_names import GPU_OPERATOR, HAMI
+from renderer.rules.checker import RuleChecker
+from renderer.values.cozystack import (
     apply_gpu_values,
     effective_values,
     packages_leaving,
     platform_gpu_values,
 )
-from renderer.cozystack_names import GPU_OPERATOR, HAMI
-from renderer.rules.checker import RuleChecker
 
 __all__ = ["check_live_state"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.cozystack import BUNDLE_VARIANTS, SUPPORTED_VERSIONS, effective_values
 from renderer.cozystack_names import GPU_OPERATOR
 from renderer.profile import PLATFORM_FILE
 from renderer.rules.checker import RuleChecker
+from renderer.values.cozystack import BUNDLE_VARIANTS, SUPPORTED_VERSIONS, effective_values
 
 __all__ = ["check_container_takeover", "check_platform"]
 

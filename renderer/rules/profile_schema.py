@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.cozystack import SUPPORTED_VERSIONS
-from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import GPUProfile
 from renderer.rules.gpus import ARCHITECTURES, architecture_patterns
 from renderer.rules.syntax import DNS_SUBDOMAIN, either_case
 from renderer.schema import json_schema
+from renderer.values.cozystack import SUPPORTED_VERSIONS
+from renderer.values.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 
 __all__ = ["NOT_EXPRESSIBLE", "SCHEMA_ID", "profile_schema"]
 

@@ -15,8 +15,8 @@ import yaml
 
 from audit.checks.wiring import ssa_merge
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
 from renderer.gitrepo import init_repo
+from renderer.kustomize.workers import build_overlays
 from renderer.publish.publish import publish
 from renderer.render import render_profiles
 from renderer.validate import check_clusters

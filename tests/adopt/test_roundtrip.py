@@ -17,7 +17,7 @@ import pytest
 
 from audit.checks.wiring import ssa_merge
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
+from renderer.kustomize.workers import build_overlays
 from renderer.publish.publish import publish
 from renderer.render import render_profiles
 from renderer.validate import check_clusters

@@ -96,8 +96,9 @@ def _applied(files: dict[str, bytes], cluster: str) -> list[dict[str, Any]]:
 def platform_objects(lp: LoadedProfile, applied: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """On Cozystack, what the platform's Helm releases render from the applied platform Package
     (the kubevirt and gpu-operator Packages of cozystack-platform, the KubeVirt CR of kubevirt;
-    predict_packages is checked against Cozystack's own chart by tests/renderer/test_oracle.py),
-    annotated by Helm, and the release Secrets that record them."""
+    predict_packages is checked against Cozystack's own chart by
+    tests/renderer/values/test_oracle.py), annotated by Helm, and the release Secrets that record
+    them."""
     if lp.profile.spec.platform.type != "cozystack":
         return []
     platform = next(o for o in applied if o["kind"] == "Package")

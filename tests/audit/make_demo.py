@@ -33,10 +33,10 @@ from typing import Any
 
 import yaml
 
-from renderer.build import build_overlays
-from renderer.cozystack import effective_values, predict_packages
+from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
+from renderer.values.cozystack import effective_values, predict_packages
 from tests.apiserver.helm import release_secret
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
+from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import load_profile
 from tests.apiserver import ApiServer, Store

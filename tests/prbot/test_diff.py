@@ -19,8 +19,8 @@ from kubedata.objects import ObjectKey
 from prbot import refdiff
 from prbot.diff import diff_objects, index_objects, redact
 from prbot.refdiff import RefDiff, diff_refs
-from renderer import build
 from renderer.gitrepo import init_repo
+from renderer.kustomize import workers
 from tests.conftest import REPO_ROOT
 
 Edit = Callable[[str], str]
@@ -276,7 +276,7 @@ def test_platform_version_change(repo: git.Repo) -> None:
 @pytest.fixture
 def builds(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     calls: list[list[str]] = []
-    real = build.build_overlays
+    real = workers.build_overlays
 
     def counting(overlays: Mapping[str, Any], *a: Any, **kw: Any) -> dict[str, str]:
         calls.append(sorted(overlays))

@@ -13,7 +13,7 @@ from prbot.device_risks import permitted_devices
 from prbot.diff import index_objects
 from prbot.risk_check import Risk
 from prbot.risks import cluster_risks
-from renderer.build import build_overlays
+from renderer.kustomize.workers import build_overlays
 from renderer.profile import LoadedProfile, load_profile
 from renderer.render import render_profiles
 from tests.renderer.profile_texts import PLATFORM_OK as PLATFORM

@@ -9,8 +9,8 @@ import pytest
 from kubedata.yaml_io import load_all
 from renderer.audit_rbac import RbacRule, audit_rbac_rules, audit_reads, secret_namespaces
 from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE
-from renderer.build import build_overlays
 from renderer.errors import ProfileError
+from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import LoadedProfile, load_profile_bytes
 from renderer.rules.checks import check_profile

@@ -16,10 +16,10 @@ import jsonschema
 import pytest
 import yaml
 
-from renderer.cozystack import effective_values, predict_packages
 from renderer.cozystack_names import PLATFORM_PACKAGE
 from renderer.crds import Registry, namespace_kind
 from renderer.rules.profile_schema import profile_schema
+from renderer.values.cozystack import effective_values, predict_packages
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = {

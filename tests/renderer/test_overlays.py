@@ -9,7 +9,7 @@ import pytest
 
 from kubedata.yaml_io import load_all, load_marked
 from renderer.bases import BASES
-from renderer.build import build_overlays
+from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay, pointer
 from renderer.profile import LoadedProfile, PlatformDoc, parse_profile
 

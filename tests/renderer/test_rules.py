@@ -15,8 +15,8 @@ import git
 import pytest
 
 from kubedata.yaml_io import load_all
-from renderer.build import build_overlays
 from renderer.errors import Problem, ProfileError
+from renderer.kustomize.workers import build_overlays
 from renderer.render import label_commands, render_profiles
 from renderer.validate import Checked, check_clusters
 from tests.renderer.profile_texts import HEAD

@@ -3,12 +3,12 @@ charts, rendered by Helm.
 
 `cozystack_wiring` restates two charts: the platform chart's iaas bundle (which Packages, with
 which values) and the kubevirt chart's KubeVirt CR (a static gate list, extraFeatureGates,
-permittedHostDevices, mediatedDevicesConfiguration). Here the platform chart (../shared/reference,
-tests/renderer/helmchart.py) renders each Cozystack example's built platform Package, the kubevirt
-chart renders the kubevirt Package's values that came out, and the prediction must equal both on
-every path the audit compares (its scopes). A gate added to, or dropped from, the restatement
-fails here, whatever the demo data say. The demo's live KubeVirt CR (tests/audit/make_demo.py,
-written out from the template) is held against the same render.
+permittedHostDevices, mediatedDevicesConfiguration). Here the platform chart
+(../shared/reference, tests/renderer/values/helmchart.py) renders each Cozystack example's built
+platform Package, the kubevirt chart renders the kubevirt Package's values that came out, and the
+prediction must equal both on every path the audit compares (its scopes). A gate added to, or
+dropped from, the restatement fails here, whatever the demo data say. The demo's live KubeVirt CR
+(tests/audit/make_demo.py, written out from the template) is held against the same render.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from kubedata.objects import ObjectKey
 from renderer.cozystack_names import GPU_OPERATOR, KUBEVIRT, PLATFORM_PACKAGE
 from tests.apiserver.helm import helm_template, kubevirt_chart
 from tests.audit import make_demo
-from tests.renderer.helmchart import PlatformChart
+from tests.renderer.values.helmchart import PlatformChart
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 KUBEVIRT_KEY = ObjectKey("kubevirt.io", "KubeVirt", "cozy-kubevirt", "kubevirt")

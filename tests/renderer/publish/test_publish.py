@@ -22,7 +22,7 @@ import renderer.publish.plan as plan_module
 import renderer.publish.publish as publish_module
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
-from renderer.build import SCRATCH_PREFIX, SWEEP_AFTER, build_overlays, scratch_dir
+from renderer.kustomize.workers import SCRATCH_PREFIX, SWEEP_AFTER, build_overlays, scratch_dir
 from renderer.overlays import cluster_overlay
 from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
@@ -581,7 +581,7 @@ def test_scratch_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path):
         [
             sys.executable,
             "-c",
-            "import time; from renderer.build import scratch_dir\n"
+            "import time; from renderer.kustomize.workers import scratch_dir\n"
             "with scratch_dir('gpu-gitops-build-') as d:\n"
             "    open(d + '/overlay.yaml', 'w').write('x')\n"
             "    print(d, flush=True)\n"
@@ -650,4 +650,9 @@ def test_the_tool_version_covers_every_module_that_shapes_the_output():
             p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / package).rglob("*.py")
         }
         assert expected <= hashed
-    assert {"renderer/cozystack.py", "renderer/rules/checks.py", "kubedata/objects.py"} <= hashed
+    assert {
+        "renderer/values/cozystack.py",
+        "renderer/kustomize/worker.py",
+        "renderer/rules/checks.py",
+        "kubedata/objects.py",
+    } <= hashed

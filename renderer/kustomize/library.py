@@ -1,7 +1,7 @@
 """Kustomize: where pykustomize keeps its native library, which the build workers load.
 
 pykustomize ships kustomize as a shared library with a small C interface. The build workers
-(kustomize_worker.py) call it through ctypes rather than through pykustomize's Python layer (see
+(worker.py) call it through ctypes rather than through pykustomize's Python layer (see
 there why); this module only finds the library, as pykustomize's own `_find_library` does, without
 importing pykustomize or ctypes.
 """

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from renderer.build import build_dir, build_dirs
 from renderer.errors import BuildError
+from renderer.kustomize.workers import build_dir, build_dirs
 from renderer.repofiles import LINK_REFUSED
 from tests.renderer.test_bad_input import run, tree
 from tests.renderer.test_hostile_paths import PROFILE, SECRET

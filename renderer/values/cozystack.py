@@ -15,9 +15,9 @@ from typing import Any
 from kubedata.objects import KubeObject
 
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT
-from renderer.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.model import ProfileSpec
-from renderer.wiring import (
+from renderer.values.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
+from renderer.values.wiring import (
     HOST_DEVICES_GATE,
     mdev_configuration,
     mdev_entries,

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from renderer.cozystack import (
+from renderer.cozystack_names import GPU_OPERATOR, HAMI
+from renderer.model import Device, Platform, ProfileSpec
+from renderer.values.cozystack import (
     ChartFailure,
     coalesce,
     effective_values,
     platform_gpu_values,
     predict_packages,
 )
-from renderer.cozystack_names import GPU_OPERATOR, HAMI
-from renderer.model import Device, Platform, ProfileSpec
 
 
 def _spec(**kw) -> ProfileSpec:

@@ -1,7 +1,7 @@
-"""Overlays built by kustomize in worker processes (kustomize_worker.py), offline, with a deadline.
+"""Overlays built by kustomize in worker processes (worker.py), offline, with a deadline.
 
 The kustomize library keeps one process-wide "last error", cannot be cancelled and hangs a forked
-child. So builds run in two worker processes of their own (renderer.kustomize_worker, started
+child. So builds run in two worker processes of their own (renderer.kustomize.worker, started
 fresh, never forked; one build at a time each, so every error is its own), kept for the life of
 the command. A build that gives no result within the deadline ends the workers and fails
 with one line: a hostile overlay (a FIFO, a remote base on a silent server) never hangs the
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from renderer.errors import BuildError
-from renderer.kustomize import library_path
+from renderer.kustomize.library import library_path
 
 if TYPE_CHECKING:
     from renderer.overlays import Overlay
@@ -48,7 +48,7 @@ __all__ = [
 BUILD_TIMEOUT = float(os.environ.get("GPU_GITOPS_BUILD_TIMEOUT", "120"))
 """Seconds one build may take (GPU_GITOPS_BUILD_TIMEOUT); the examples build in well under one."""
 _WORKERS = 2
-_WORKER_SCRIPT = Path(__file__).with_name("kustomize_worker.py")
+_WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 SCRATCH_PREFIX = "gpu-gitops-"
 SWEEP_AFTER = 300.0
 _TMPFS = Path("/dev/shm")

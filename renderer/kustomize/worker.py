@@ -1,11 +1,11 @@
-"""A kustomize build process, driven by renderer.build: `python -I -S kustomize_worker.py LIBRARY`.
+"""A kustomize build process, driven by workers.py: `python -I -S worker.py LIBRARY`.
 
-LIBRARY is pykustomize's native kustomize library (found by kustomize.py), called through ctypes.
+LIBRARY is pykustomize's native kustomize library (found by library.py), called through ctypes.
 Its C interface is pykustomize's private one, declared in its `_ffi.py`; pykustomize's own Python
 layer (cffi parsing that declaration at import, an event loop per build) would cost every worker
 about 90 ms of start-up. This script imports nothing but the standard library and is run by its
 path without site-packages, so a worker is up in about 15 ms and loads the library before its first
-request: started early (build.start_workers), it is ready when the overlays are.
+request: started early (workers.start_workers), it is ready when the overlays are.
 
 Reads one JSON line per build ({"path": "/scratch/overlays/x"}) from stdin and answers one JSON
 line each ([true, "<yaml>"] or [false, "<kustomize's first line>"]). A process of its own so that a

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
-from renderer.cozystack import ChartFailure, effective_values, predict_packages
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT, PLATFORM_PACKAGE
+from renderer.values.cozystack import ChartFailure, effective_values, predict_packages
 from tests import reference
-from tests.renderer.helmchart import MAIN_CHART, ChartFailed, PlatformChart
+from tests.conftest import REPO_ROOT
+from tests.renderer.values.helmchart import MAIN_CHART, ChartFailed, PlatformChart
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITE = f"{MAIN_CHART}/tests/bundles_gpu_kubevirt_wiring_test.yaml"
 GPU_PACKAGES = (GPU_OPERATOR, KUBEVIRT, HAMI)
 SUITE_VERSIONS = ("1.6", "main")

@@ -4,7 +4,7 @@ A pull request can commit any kustomization under overlays/: a URL resource or a
 build would fetch it: request forgery from CI, or a hang on a silent server), or a path leading
 out of the checkout (../../../home/..., /etc). So overlays/ is copied to a scratch folder (regular
 files only; a link is refused), every kustomization in the copy is checked for references that are
-URLs or leave overlays/, and only then may the copy be built (build.py: a deadline, no network).
+URLs or leave overlays/, and only then may the copy be built (workers.py: a deadline, no network).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 from kubedata.yaml_io import load_marked, nearest_line
 
-from renderer.build import scratch_dir
 from renderer.errors import Problem, ProfileError, yaml_problems
+from renderer.kustomize.workers import scratch_dir
 from renderer.repofiles import link_problem, repo_path
 
 __all__ = ["MAX_OVERLAYS_BYTES", "checked_copy"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from renderer.model import ProfileSpec
-from renderer.wiring import (
+from renderer.values.wiring import (
     HOST_DEVICES_GATE,
     mdev_configuration,
     mdev_entries,
