@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from gpu_gitops.cli import COMMANDS
 from renderer.audit_rbac import audit_rbac_rules
 from renderer.profile import load_profile
 from renderer.publish.publish import publish
@@ -189,6 +190,9 @@ def test_the_image_runs_the_cronjob(
     assert labels["org.opencontainers.image.source"].startswith("https://github.com/")
     version = buildah("run", image_container, "--", "gpu-gitops", "--version")
     assert version == f"gpu-gitops {package_version()}"
+    # every command's module is installed, the ones the job does not run included
+    every_help = " && ".join(f"gpu-gitops {c} --help >/dev/null" for c in COMMANDS)
+    buildah("run", image_container, "--", "sh", "-c", every_help)
     compilers = "command -v gcc cc c++ make || true"
     assert buildah("run", image_container, "--", "sh", "-c", compilers) == "", "runtime only"
 
