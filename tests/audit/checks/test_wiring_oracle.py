@@ -26,22 +26,12 @@ from kubedata.objects import ObjectKey
 from renderer.cozystack_names import GPU_OPERATOR, KUBEVIRT, PLATFORM_PACKAGE
 from tests.apiserver.helm import helm_template, kubevirt_chart
 from tests.audit import make_demo
-from tests.renderer.values.helmchart import PlatformChart
+from tests.renderer.values.helmchart import PlatformChart, cozystack_examples
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 KUBEVIRT_KEY = ObjectKey("kubevirt.io", "KubeVirt", "cozy-kubevirt", "kubevirt")
 
 
-def _cozystack_examples() -> list[str]:
-    names = []
-    for path in sorted((REPO_ROOT / "clusters").glob("*/gpu-profile.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        if ((doc.get("spec") or {}).get("platform") or {}).get("type") == "cozystack":
-            names.append(path.parent.name)
-    return names
-
-
-EXAMPLES = _cozystack_examples()
+EXAMPLES = cozystack_examples()
 
 
 @pytest.fixture(scope="module")

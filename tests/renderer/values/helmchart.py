@@ -23,11 +23,14 @@ from typing import Any
 
 import yaml
 
+from tests.conftest import REPO_ROOT
+
 __all__ = [
     "IAAS_TEMPLATE",
     "RELEASE",
     "ChartFailed",
     "PlatformChart",
+    "cozystack_examples",
 ]
 
 RELEASE = "cozystack"
@@ -134,3 +137,13 @@ class PlatformChart:
                 return []  # the bundle rendered nothing (bundles.iaas.enabled is off)
             raise ChartFailed(_chart_message(proc.stderr), proc.stderr)
         return [doc for doc in yaml.safe_load_all(proc.stdout) if doc is not None]
+
+
+def cozystack_examples() -> list[str]:
+    """The example clusters (clusters/) on Cozystack: the ones the platform chart renders."""
+    names = []
+    for path in sorted((REPO_ROOT / "clusters").glob("*/gpu-profile.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if ((doc.get("spec") or {}).get("platform") or {}).get("type") == "cozystack":
+            names.append(path.parent.name)
+    return names

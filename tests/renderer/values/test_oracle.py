@@ -22,8 +22,12 @@ import yaml
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT, PLATFORM_PACKAGE
 from renderer.values.cozystack import ChartFailure, effective_values, predict_packages
 from tests import reference
-from tests.conftest import REPO_ROOT
-from tests.renderer.values.helmchart import MAIN_CHART, ChartFailed, PlatformChart
+from tests.renderer.values.helmchart import (
+    MAIN_CHART,
+    ChartFailed,
+    PlatformChart,
+    cozystack_examples,
+)
 
 SUITE = f"{MAIN_CHART}/tests/bundles_gpu_kubevirt_wiring_test.yaml"
 GPU_PACKAGES = (GPU_OPERATOR, KUBEVIRT, HAMI)
@@ -96,16 +100,7 @@ def assert_agree(expected: Outcome, got: Outcome) -> None:
 # --- 1. the examples -------------------------------------------------------------------------
 
 
-def _cozystack_examples() -> list[str]:
-    names = []
-    for path in sorted((REPO_ROOT / "clusters").glob("*/gpu-profile.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        if ((doc.get("spec") or {}).get("platform") or {}).get("type") == "cozystack":
-            names.append(path.parent.name)
-    return names
-
-
-COZYSTACK_EXAMPLES = _cozystack_examples()
+COZYSTACK_EXAMPLES = cozystack_examples()
 
 
 def test_there_are_cozystack_examples() -> None:
