@@ -26,6 +26,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from renderer.errors import RenderError
+
 __all__ = [
     "CEL_RULES",
     "CRDFileError",
@@ -250,7 +252,7 @@ def namespace_kind() -> Kind:
     return Kind("v1", "Namespace", False, "built-in", openapi, True, _DNS_LABEL)
 
 
-class CRDFileError(ValueError):
+class CRDFileError(RenderError):
     """A file in the CRD folder cannot be read as YAML."""
 
 
