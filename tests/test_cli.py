@@ -469,7 +469,7 @@ def test_validate_crds_names_a_file_that_is_not_yaml(repo, crd_dir):
     code, _, err = run(repo, "validate", "--crds", str(crd_dir))
     assert code == 2
     assert err.endswith(
-        "broken.yaml:2: not a YAML file of CRDs (did not find expected ',' or ']')\n"
+        "broken.yaml:2: not valid YAML (did not find expected ',' or ']'); not a file of CRDs\n"
     )
 
 
