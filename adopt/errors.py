@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from kubedata.errors import GpuGitopsError
+
 __all__ = ["AdoptError"]
 
 
-class AdoptError(Exception):
+class AdoptError(GpuGitopsError):
     """Adopting failed: nothing was written and no branch is left behind."""

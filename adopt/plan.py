@@ -28,7 +28,7 @@ from typing import Any
 
 from audit.findings.finding import Finding
 from kubedata.objects import KubeObject, ObjectKey, pointer_tokens
-from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_HAMI_RELEASE
 from renderer.profile import LoadedProfile, platform_path, profile_path
 from renderer.render import WORKLOAD_LABEL
@@ -43,7 +43,6 @@ _VARIANTS = {"default": "passthrough", "vgpu": "vgpu", "container": "container"}
 _MANAGER_FIELDS = ("repository", "image", "version", "imagePullSecrets")
 _RENDERED_GATES = frozenset({"HostDevices"})
 """Gates the renderer adds itself on plain Flux (rule 4): never copied into featureGates."""
-_PLATFORM_VALUES = ("spec", "components", "platform", "values")
 
 
 @dataclass(frozen=True)
@@ -242,7 +241,7 @@ def _package(f: Finding, ctx: _Context, tokens: tuple[str, ...]) -> tuple[str, l
         return _mdev_config(f, ctx, tokens[at + 1 :])
     if "vgpuManager" in tokens:
         return _manager(f, ctx, tokens[tokens.index("vgpuManager") + 1 :])
-    if name != PLATFORM_PACKAGE or tokens[:4] != _PLATFORM_VALUES:
+    if name != PLATFORM_PACKAGE or tokens[:4] != PLATFORM_VALUES:
         raise _No("no profile field renders this part of the Package")
     values = tokens[4:]
     if values == ("bundles", "enabledPackages"):
@@ -268,7 +267,7 @@ def _bundle_switch(f: Finding, ctx: _Context) -> tuple[str, list[Edit]]:
     if GPU_OPERATOR in live and GPU_OPERATOR not in desired:
         package = ctx.live.get(f.object.key) or {}
         values: Any = package
-        for token in (*_PLATFORM_VALUES, "bundles", "iaas", "gpuOperatorVariant"):
+        for token in (*PLATFORM_VALUES, "bundles", "iaas", "gpuOperatorVariant"):
             values = values.get(token) if isinstance(values, dict) else None
         variant = _VARIANTS.get(str(values or "default"))
         if variant is None:

@@ -30,10 +30,12 @@ def push_branch(repo: git.Repo, remote: str, branch: str) -> None:
         raise AdoptError(f"cannot push {branch} to {remote}: {exc}") from None
 
 
-def delete_remote_branch(repo: git.Repo, remote: str, branch: str) -> None:
-    """Undo a push this run made (best effort: the push may not have happened)."""
+def delete_remote_branch(repo: git.Repo, remote: str, branch: str, commit: str) -> None:
+    """Undo a push this run made, if the remote branch points at its `commit` (best effort: the
+    push may not have happened, and a branch someone else pushed is never deleted)."""
+    lease = f"--force-with-lease=refs/heads/{branch}:{commit}"
     with contextlib.suppress(GitError):
-        run_git(repo, "push", "--quiet", remote, f":refs/heads/{branch}")
+        run_git(repo, "push", "--quiet", lease, remote, f":refs/heads/{branch}")
 
 
 def open_pull_request(

@@ -1,6 +1,7 @@
 """Exceptions of the auditor.
 
-AuditError                 base: the CLI prints its message on one line and exits 2
+AuditError                 base (a kubedata.errors.GpuGitopsError): the CLI prints its message
+                           on one line and exits 2
  +-- KubeConfigError        kubeconfig / in-cluster credentials cannot be used
  +-- KubeApiError           the API server answered with an error Status, or could not be reached
  +-- SnapshotError          a snapshot folder holds something that is not a Kubernetes object
@@ -9,6 +10,8 @@ AuditError                 base: the CLI prints its message on one line and exit
 """
 
 from __future__ import annotations
+
+from kubedata.errors import GpuGitopsError
 
 __all__ = [
     "AuditError",
@@ -20,7 +23,7 @@ __all__ = [
 ]
 
 
-class AuditError(Exception):
+class AuditError(GpuGitopsError):
     """Base of every error the auditor raises on purpose."""
 
 

@@ -19,8 +19,9 @@ from typing import NoReturn
 
 from gpu_gitops import __version__
 from gpu_gitops.console import Console
+from kubedata.errors import GpuGitopsError
 from renderer.checkout import checkout_root
-from renderer.errors import ProfileError, RenderError
+from renderer.errors import ProfileError
 
 __all__ = ["BUILDERS", "COMMANDS", "main", "run"]
 
@@ -72,10 +73,6 @@ BUILDERS = frozenset({"validate", "build", "demo", "diff", "publish"})
 """Commands that build overlays: kustomize's worker starts before their modules are imported, so
 kustomize loads in it meanwhile (`validate` in a pre-commit hook waits for both)."""
 
-# Errors raised on purpose, by the module defining them: one line, exit 2. Looked up among the
-# modules already loaded, never imported here: such an error exists only if its command loaded it.
-_EXPECTED_ERRORS = (("audit.errors", "AuditError"), ("adopt.errors", "AdoptError"))
-
 
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
     """Every command listed; only `chosen` gets its arguments, from its own module."""
@@ -122,10 +119,11 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
     except KeyboardInterrupt:
         console.say("interrupted")
         return 130
+    except GpuGitopsError as exc:
+        # raised on purpose, by any package: one line (a message never carries a traceback)
+        console.problem(f"gpu-gitops: error: {exc}")
+        return 2
     except Exception as exc:
-        if isinstance(exc, (RenderError, *_loaded(_EXPECTED_ERRORS))):
-            console.problem(f"gpu-gitops: error: {exc}")
-            return 2
         if args.debug:
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -134,10 +132,6 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
             "rerun with --debug and report it"
         )
         return 2
-
-
-def _loaded(names: Sequence[tuple[str, str]]) -> list[type[Exception]]:
-    return [getattr(sys.modules[m], c) for m, c in names if m in sys.modules]
 
 
 def run() -> NoReturn:

@@ -90,14 +90,12 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         console.data(prepared.diff)
         console.say(f"dry run: would commit on branch {prepared.branch}; nothing was written")
         return 0
+    base = (args.base or _current_branch(repo)) if args.pr else ""
     written = write_branch(repo, prepared, source, result.timestamp)
     posted = None
     if args.pr:
-        base = args.base or _current_branch(repo)
-        pushed = False
         try:
             push_branch(repo, args.remote, written.branch)
-            pushed = True
             posted = open_pull_request(
                 repo,
                 prepared,
@@ -109,10 +107,11 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
                 live_source=source,
                 when=result.timestamp,
             )
-        except Exception:
+        except BaseException:
+            # Ctrl-C too (KeyboardInterrupt is no Exception): a push cut short may have landed,
+            # so the remote branch goes as well, where it still points at this run's commit
             if written.created:
-                if pushed:
-                    delete_remote_branch(repo, args.remote, written.branch)
+                delete_remote_branch(repo, args.remote, written.branch, written.commit)
                 delete_branch(repo, written.branch, written.commit)
             raise
     if written.created:

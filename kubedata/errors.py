@@ -1,16 +1,29 @@
-"""Exceptions of the base package; each product maps them onto its own hierarchy.
+"""The one exception base of gpu-gitops, and the exceptions of the base package.
 
-KubeDataError           base
- +-- RetriesExhausted    a call kept failing in a retryable way (kubedata.retry)
- +-- YamlError           a YAML text is not plain data of one document (kubedata.yaml_io)
+GpuGitopsError              every error raised on purpose: the CLI prints it on one line, exit 2
+ +-- KubeDataError           the base package's
+ |    +-- RetriesExhausted    a call kept failing in a retryable way (kubedata.retry)
+ |    +-- YamlError           a YAML text is not plain data of one document (kubedata.yaml_io)
+ |    +-- OverBudget          a bound of the network budget was reached (kubedata.budget)
+ |    +-- NotRegularFile      also an OSError: no regular file (kubedata.files)
+ |    +-- TooLarge            also an OSError: a file over its limit (kubedata.files)
+ +-- RenderError             the renderer's (renderer.errors)
+ +-- AuditError              the auditor's (audit.errors)
+ +-- GitHubError             the PR bot's GitHub calls (prbot.github)
+ +-- AdoptError              adopt's (adopt.errors)
 """
 
 from __future__ import annotations
 
-__all__ = ["KubeDataError", "RetriesExhausted", "YamlError"]
+__all__ = ["GpuGitopsError", "KubeDataError", "RetriesExhausted", "YamlError"]
 
 
-class KubeDataError(Exception):
+class GpuGitopsError(Exception):
+    """Base of every error gpu-gitops raises on purpose: its message is the one line the user
+    sees (the CLI catches this class alone; anything else is an internal error)."""
+
+
+class KubeDataError(GpuGitopsError):
     """Base of every error the base package raises on purpose."""
 
 

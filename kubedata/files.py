@@ -11,14 +11,17 @@ import os
 import stat
 from pathlib import Path
 
+from kubedata.errors import KubeDataError
+
 __all__ = ["NotRegularFile", "TooLarge", "read_regular"]
 
 
-class NotRegularFile(OSError):
-    """A folder, FIFO, socket or device where a file was expected."""
+class NotRegularFile(KubeDataError, OSError):
+    """A folder, FIFO, socket or device where a file was expected (an OSError, as the open's own
+    errors are: callers catch them together and name the file)."""
 
 
-class TooLarge(OSError):
+class TooLarge(KubeDataError, OSError):
     """Larger than the limit; `size` is its size."""
 
     def __init__(self, size: int):

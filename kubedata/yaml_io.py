@@ -1,5 +1,6 @@
 """YAML at the edges of every product: marked loading of hand-written files (the line of every
-path, for errors that name file:line), deterministic dumping of output, plain multi-document loads.
+path, for errors that name file:line), deterministic dumping of output, plain multi-document loads
+(`documents`: every YAML read outside this module goes through it or `load_marked`).
 
 Marked loading refuses what is not plain data (anchors and aliases, merge keys, tags, duplicate
 keys, deep nesting, several documents) with a YamlError naming the line; each product turns it
@@ -10,13 +11,24 @@ same result.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
 from kubedata.errors import YamlError
+from kubedata.yaml_bombs import bomb_problem
 
-__all__ = ["Marks", "Path", "dump_all", "dump_yaml", "load_all", "load_marked", "nearest_line"]
+__all__ = [
+    "Marks",
+    "Path",
+    "documents",
+    "dump_all",
+    "dump_yaml",
+    "load_all",
+    "load_marked",
+    "nearest_line",
+]
 
 Path = tuple[str | int, ...]
 Marks = dict[Path, int]
@@ -136,6 +148,35 @@ def dump_all(objs: list[Any]) -> str:
     return "---\n".join(dump_yaml(o) for o in objs)
 
 
-def load_all(text: str) -> list[Any]:
-    """Every non-empty document of a multi-document YAML text."""
-    return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+def documents(text: str | bytes, file: str, *, guarded: bool = False) -> Iterator[tuple[int, Any]]:
+    """(first line, data) of each document of a multi-document YAML text, empty ones (None)
+    included, as PyYAML's safe loader reads them (anchors allowed).
+
+    A text that is not YAML is a YamlError naming `file`, the line and "not valid YAML (the
+    parser's complaint)", never the offending line itself: it may hold a token. `guarded` also
+    refuses a document nested too deep or whose aliases expand too far (kubedata.yaml_bombs),
+    for text from outside.
+    """
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:  # check_node said there is one
+                break
+            if guarded and (bomb := bomb_problem(node)):
+                raise YamlError(file, bomb[0], bomb[1])
+            yield node.start_mark.line + 1, loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 0
+        raise YamlError(file, line, f"not valid YAML ({exc.problem or exc.context})") from None
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise YamlError(file, 0, f"not valid YAML ({first})") from None
+    finally:
+        loader.dispose()
+
+
+def load_all(text: str, file: str = "<yaml>") -> list[Any]:
+    """Every non-empty document of a multi-document YAML text (YamlError as `documents`)."""
+    return [d for _, d in documents(text, file) if d is not None]

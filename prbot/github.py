@@ -20,10 +20,9 @@ from urllib.parse import urlsplit
 
 import httpx
 from kubedata.budget import Budget, OverBudget
-from kubedata.errors import RetriesExhausted
+from kubedata.errors import GpuGitopsError, RetriesExhausted
 from kubedata.retry import TRANSIENT_STATUS, Retry, RetryPolicy, retry_after, with_retries
 from kubedata.text import mask_secret
-from renderer.errors import RenderError
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -54,7 +53,7 @@ _PAGE_SIZE = 100
 _MAX_PAGES = 100
 
 
-class GitHubError(RenderError):
+class GitHubError(GpuGitopsError):
     """A GitHub API call failed for good; the message says what to do."""
 
     def __init__(self, message: str, status: int | None = None):

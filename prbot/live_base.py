@@ -13,7 +13,7 @@ from typing import Any
 
 from kubedata.objects import KubeObject
 from kubedata.yaml_io import Marks
-from renderer.cozystack_names import GPU_OPERATOR, HAMI
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_VALUES, platform_values
 from renderer.model import Device, Variant
 from renderer.platform_file import PLATFORM_KEY
 from renderer.profile import LoadedProfile, PlatformDoc
@@ -23,7 +23,6 @@ from prbot.risk_check import Objects
 
 __all__ = ["live_base"]
 
-_VALUES = ("spec", "components", "platform", "values")
 _SELECTORS = (("pciHostDevices", "pciVendorSelector"), ("mediatedDevices", "mdevNameSelector"))
 
 
@@ -42,7 +41,7 @@ def _devices(doc: PlatformDoc, values: dict[str, Any], marks: Marks) -> list[Dev
             if not isinstance(entry, dict) or not entry.get(key):
                 continue
             name = str(entry.get("resourceName", ""))
-            line = doc.marks.get((*_VALUES, "gpu", "permittedHostDevices", field, i), 1)
+            line = doc.marks.get((*PLATFORM_VALUES, "gpu", "permittedHostDevices", field, i), 1)
             marks[("spec", "devices", len(out))] = line
             out.append(
                 Device(
@@ -63,7 +62,7 @@ def live_base(head: LoadedProfile) -> tuple[LoadedProfile, Objects] | None:
     if doc is None or head.profile.spec.platform.type != "cozystack":
         return None
     spec_doc: dict[str, Any] = doc.obj.get("spec") or {}
-    values = ((spec_doc.get("components") or {}).get("platform") or {}).get("values") or {}
+    values = platform_values(doc.obj)
     bundles = effective_values(values, spec_doc.get("variant")).get("bundles") or {}
     disabled = set(bundles.get("disabledPackages") or [])
     on = {n for n in bundles.get("enabledPackages") or [] if n not in disabled}
@@ -71,7 +70,7 @@ def live_base(head: LoadedProfile) -> tuple[LoadedProfile, Objects] | None:
     if GPU_OPERATOR in on:
         vgpu = (bundles.get("iaas") or {}).get("gpuOperatorVariant") == "vgpu"
         variant = "vgpu" if vgpu else "passthrough"
-    bundle_line = doc.marks.get((*_VALUES, "bundles", "enabledPackages"), 1)
+    bundle_line = doc.marks.get((*PLATFORM_VALUES, "bundles", "enabledPackages"), 1)
     marks: Marks = {("spec",): 1, ("spec", "variant"): bundle_line}
     devices = _devices(doc, values, marks)
     spec = dataclasses.replace(

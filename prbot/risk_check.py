@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kubedata.objects import KubeObject, ObjectKey
+from renderer.cozystack_names import platform_values
 from renderer.platform_file import PLATFORM_KEY
 from renderer.profile import LoadedProfile
 from renderer.values.cozystack import effective_values
@@ -94,9 +95,7 @@ def built_platform_values(objs: Objects) -> dict[str, Any] | None:
     pkg = objs.get(PLATFORM_KEY)
     if pkg is None:
         return None
-    spec = pkg.get("spec") or {}
-    values = ((spec.get("components") or {}).get("platform") or {}).get("values") or {}
-    return effective_values(values, spec.get("variant"))
+    return effective_values(platform_values(pkg), (pkg.get("spec") or {}).get("variant"))
 
 
 def shown_names(names: list[str]) -> str:

@@ -8,7 +8,7 @@ platform chart's own.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "GPU_OPERATOR",
@@ -19,13 +19,26 @@ __all__ = [
     "KUBEVIRT_RELEASE",
     "PLATFORM_PACKAGE",
     "PLATFORM_RELEASE",
+    "PLATFORM_VALUES",
     "Release",
+    "platform_values",
 ]
 
 PLATFORM_PACKAGE = "cozystack.cozystack-platform"
 GPU_OPERATOR = "cozystack.gpu-operator"
 HAMI = "cozystack.hami"
 KUBEVIRT = "cozystack.kubevirt"
+PLATFORM_VALUES = ("spec", "components", "platform", "values")
+"""Where the platform Package (and platform.yaml) holds the platform chart's values."""
+
+
+def platform_values(package: Any) -> dict[str, Any]:
+    """The platform chart's values of a platform Package, the object itself (not a copy); {} where
+    a step of PLATFORM_VALUES is missing or no mapping."""
+    node = package
+    for key in PLATFORM_VALUES:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
 
 
 class Release(NamedTuple):

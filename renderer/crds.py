@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
+from kubedata.errors import YamlError
+from kubedata.yaml_io import documents
+
+from renderer.errors import RenderError
 
 __all__ = [
     "CEL_RULES",
@@ -36,7 +39,6 @@ __all__ = [
     "strict_schema",
 ]
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 _DNS_SUBDOMAIN = rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"
 _QUALIFIED_NAME = rf"^({_DNS_SUBDOMAIN}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
@@ -250,7 +252,7 @@ def namespace_kind() -> Kind:
     return Kind("v1", "Namespace", False, "built-in", openapi, True, _DNS_LABEL)
 
 
-class CRDFileError(ValueError):
+class CRDFileError(RenderError):
     """A file in the CRD folder cannot be read as YAML."""
 
 
@@ -269,13 +271,12 @@ class Registry:
         kinds = list(extra)
         for path in paths:
             try:
-                with path.open(encoding="utf-8") as fh:
-                    docs = list(yaml.load_all(fh, Loader=_LOADER))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f"{path}:{mark.line + 1}" if mark else str(path)
-                reason = str(getattr(exc, "problem", None) or exc).splitlines()[0]
-                raise CRDFileError(f"{where}: not a YAML file of CRDs ({reason})") from None
+                docs = [doc for _, doc in documents(path.read_text(encoding="utf-8"), str(path))]
+            except YamlError as exc:
+                raise CRDFileError(f"{exc}; not a file of CRDs") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = str(exc).splitlines()[0]
+                raise CRDFileError(f"{path}: not a YAML file of CRDs ({reason})") from None
             for doc in docs:
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                     kinds += crd_kinds(doc, path.name, strict=strict)

@@ -1,6 +1,7 @@
 """Exceptions of the renderer.
 
-RenderError                 base: the CLI prints its message (one line per problem) and exits 2
+RenderError                 base (a kubedata.errors.GpuGitopsError): the CLI prints its message
+                            (one line per problem) and exits 2
  +-- ProfileError            a profile (or platform.yaml) breaks the contract; carries every problem
  +-- BuildError              kustomize could not build an overlay
  +-- WriteError              files could not be written; nothing was changed
@@ -14,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-from kubedata.errors import YamlError
+from kubedata.errors import GpuGitopsError, YamlError
 from kubedata.text import inert
 
 __all__ = [
@@ -47,7 +48,7 @@ class Problem:
         return inert(f"{where}: {self.severity}: {field}{self.message}")
 
 
-class RenderError(Exception):
+class RenderError(GpuGitopsError):
     """Base of every error the renderer raises on purpose."""
 
 

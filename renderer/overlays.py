@@ -32,7 +32,7 @@ from renderer.bases import (
     audit_secrets_base,
     read_rules,
 )
-from renderer.cozystack_names import PLATFORM_PACKAGE
+from renderer.cozystack_names import PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.kustomize.library import KUSTOMIZATION
 from renderer.profile import LoadedProfile
@@ -106,8 +106,9 @@ def _platform_ops(lp: LoadedProfile) -> list[tuple[str, str, Any]]:
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != _LAST_APPLIED}
     ops.append(("add", pointer("metadata", "annotations"), {**annotations, **PRUNE_DISABLED}))
     ops.append(("add", "/spec", spec))
-    base = ("spec", "components", "platform", "values")
-    ops += [("add", pointer(*base, *key.split(".")), value) for key, value in gpu.items()]
+    ops += [
+        ("add", pointer(*PLATFORM_VALUES, *key.split(".")), value) for key, value in gpu.items()
+    ]
     return ops
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from kubedata.yaml_io import Marks, load_marked, nearest_line
 
-from renderer.cozystack_names import PLATFORM_PACKAGE
+from renderer.cozystack_names import PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.errors import Problem, ProfileError, yaml_problems
 from renderer.model import GPUProfile
 from renderer.repofiles import read_bytes
@@ -124,7 +124,6 @@ def parse_profile(text: str, file: str, folder: str | None) -> tuple[GPUProfile,
     return profile, marks
 
 
-_VALUES = ("spec", "components", "platform", "values")
 # What the renderer reads of platform.yaml, and the shape each must have when it is written.
 _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
     (("metadata",), dict, "a mapping"),
@@ -132,12 +131,12 @@ _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
     (("spec", "variant"), str, "a string, e.g. isp-full"),
     (("spec", "components"), dict, "a mapping"),
     (("spec", "components", "platform"), dict, "a mapping"),
-    (_VALUES, dict, "a mapping"),
-    ((*_VALUES, "bundles"), dict, "a mapping"),
-    ((*_VALUES, "bundles", "iaas"), dict, "a mapping"),
-    ((*_VALUES, "bundles", "system"), dict, "a mapping"),
-    ((*_VALUES, "bundles", "enabledPackages"), list, "a list of package names"),
-    ((*_VALUES, "bundles", "disabledPackages"), list, "a list of package names"),
+    (PLATFORM_VALUES, dict, "a mapping"),
+    ((*PLATFORM_VALUES, "bundles"), dict, "a mapping"),
+    ((*PLATFORM_VALUES, "bundles", "iaas"), dict, "a mapping"),
+    ((*PLATFORM_VALUES, "bundles", "system"), dict, "a mapping"),
+    ((*PLATFORM_VALUES, "bundles", "enabledPackages"), list, "a list of package names"),
+    ((*PLATFORM_VALUES, "bundles", "disabledPackages"), list, "a list of package names"),
 )
 
 

@@ -23,9 +23,16 @@ from pathlib import Path
 import git
 import pytest
 
+from adopt.errors import AdoptError
+from audit.errors import AuditError
 from gpu_gitops import cli, cli_render
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
+from kubedata.budget import OverBudget
+from kubedata.errors import GpuGitopsError, RetriesExhausted, YamlError
+from kubedata.text import inert
+from prbot.github import GitHubError
+from renderer.errors import RenderError
 from renderer.gitrepo import init_repo
 from tests.conftest import REPO_ROOT
 
@@ -367,6 +374,60 @@ def test_internal_error_raises_with_debug(repo, monkeypatch):
         main(["--debug", "render", "--repo", str(repo)], Console(io.StringIO(), io.StringIO()))
 
 
+def _every_error_class() -> list[type[BaseException]]:
+    """Every exception class the packages define, from the packages' own modules."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    found: dict[str, type[BaseException]] = {}
+    for package in ("kubedata", "renderer", "prbot", "audit", "adopt", "gpu_gitops"):
+        root = importlib.import_module(package)
+        names = [package, *(m.name for m in pkgutil.walk_packages(root.__path__, f"{package}."))]
+        for name in names:
+            if name.endswith("__main__"):
+                continue
+            for obj in vars(importlib.import_module(name)).values():
+                is_error = inspect.isclass(obj) and issubclass(obj, BaseException)
+                if is_error and obj.__module__ == name:
+                    found[f"{name}.{obj.__qualname__}"] = obj
+    return [found[k] for k in sorted(found)]
+
+
+def test_every_error_of_the_packages_derives_from_the_one_base():
+    """Private control-flow exceptions (a leading underscore) never leave their module."""
+    public = [e for e in _every_error_class() if not e.__name__.startswith("_")]
+    assert len(public) > 15
+    outside = [f"{e.__module__}.{e.__name__}" for e in public if not issubclass(e, GpuGitopsError)]
+    assert outside == []
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RetriesExhausted(5, "HTTP 503"),
+        OverBudget("the deadline of 60 s passed before it was read"),
+        YamlError("clusters/a/gpu-profile.yaml", 3, "YAML syntax error: bad"),
+        GitHubError("POST /repos/a/b/issues/1/comments: 403 Forbidden"),
+        AuditError("the API server said no"),
+        AdoptError("branch adopt/x exists"),
+        RenderError("kustomize failed:\nline two"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+def test_an_error_raised_on_purpose_is_one_line_and_exit_2(repo, monkeypatch, error, debug):
+    def fail(*args: object, **kwargs: object) -> object:
+        raise error
+
+    monkeypatch.setattr(cli_render, "render_profiles", fail)
+    code, out, err = run(repo, *(["--debug"] if debug else []), "render")
+    assert (code, out) == (2, "")
+    assert err == f"gpu-gitops: error: {inert(str(error))}\n"
+    assert err.count("\n") == 1
+    assert "internal error" not in err
+
+
 # --- validate --crds ------------------------------------------------------------------------------
 
 
@@ -408,7 +469,7 @@ def test_validate_crds_names_a_file_that_is_not_yaml(repo, crd_dir):
     code, _, err = run(repo, "validate", "--crds", str(crd_dir))
     assert code == 2
     assert err.endswith(
-        "broken.yaml:2: not a YAML file of CRDs (did not find expected ',' or ']')\n"
+        "broken.yaml:2: not valid YAML (did not find expected ',' or ']'); not a file of CRDs\n"
     )
 
 

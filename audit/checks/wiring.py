@@ -24,6 +24,7 @@ from renderer.cozystack_names import (
     KUBEVIRT,
     KUBEVIRT_RELEASE,
     PLATFORM_PACKAGE,
+    platform_values,
 )
 from renderer.model import ProfileSpec
 from renderer.values.cozystack import ChartFailure, effective_values, predict_packages
@@ -129,7 +130,7 @@ def cozystack_wiring(
 ) -> ExpectedWiring:
     """What the platform chart will render once Flux has applied the desired platform Package."""
     out = ExpectedWiring(kubevirt=COZYSTACK_KUBEVIRT)
-    values = ssa_merge(_values(live_platform, "platform"), _values(desired_platform, "platform"))
+    values = ssa_merge(platform_values(live_platform), platform_values(desired_platform))
     variant = ((desired_platform.get("spec") or {}).get("variant")) or (
         ((live_platform or {}).get("spec") or {}).get("variant")
     )

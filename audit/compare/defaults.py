@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from kubedata.objects import KubeObject
+from renderer.cozystack_names import platform_values
 from renderer.values.cozystack import CHART_DEFAULTS as PLATFORM_CHART_DEFAULTS
 
 from audit.compare.crd import Schema
@@ -147,9 +148,6 @@ def is_known_default(group: str, kind: str, field_path: tuple[str, ...], value: 
     )
 
 
-_PLATFORM_VALUES = ("spec", "components", "platform", "values")
-
-
 def _drop_chart_defaults(values: Any, defaults: Any) -> None:
     """Remove platform values equal to the chart's own defaults (Helm coalescing makes an explicit
     default and an absent key the same input to the chart)."""
@@ -167,7 +165,4 @@ def _drop_chart_defaults(values: Any, defaults: Any) -> None:
 
 def drop_platform_chart_defaults(obj: KubeObject) -> None:
     """Remove, in place, the platform Package's values equal to the platform chart's defaults."""
-    node: Any = obj
-    for key in _PLATFORM_VALUES:
-        node = node.get(key) if isinstance(node, dict) else None
-    _drop_chart_defaults(node, PLATFORM_CHART_DEFAULTS)
+    _drop_chart_defaults(platform_values(obj), PLATFORM_CHART_DEFAULTS)

@@ -14,6 +14,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from audit.errors import AuditError
+
 __all__ = ["QuantityError", "canonical_quantity", "parse_quantity"]
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
@@ -26,7 +28,7 @@ _MAX_EXPONENT = 100
 """1e100 is far beyond any real quantity; refusing larger exponents keeps parsing cheap."""
 
 
-class QuantityError(ValueError):
+class QuantityError(AuditError, ValueError):
     """Not a Kubernetes quantity."""
 
 

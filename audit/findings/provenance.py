@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.profile import LoadedProfile, platform_path, profile_path
 
@@ -94,7 +94,6 @@ def _kubevirt(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Sou
     return None
 
 
-_PLATFORM_VALUES = ("spec", "components", "platform", "values")
 _GPU_VALUE_FIELDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("gpu", "permittedHostDevices"), ("spec", "devices")),
     (("gpu", "replaceDefaults"), ("spec", "replaceDefaults")),
@@ -143,7 +142,7 @@ def _package(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[Sour
         if values[: len(prefix)] == prefix:
             src = ctx.source(field)
             return src, f"set it through {'.'.join(field)} of {src.file}; {cons}"
-    if name == PLATFORM_PACKAGE and fp[:4] == _PLATFORM_VALUES:
+    if name == PLATFORM_PACKAGE and fp[:4] == PLATFORM_VALUES:
         src = Source(ctx.platform_file, ".".join(fp).replace(".*", "[]"))
         return src, f"set {'.'.join(values) or 'it'} in {src.file}; {cons}"
     return None

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from kubedata.errors import YamlError
 from kubedata.files import NotRegularFile, TooLarge, read_regular
-from kubedata.yaml_bombs import bomb_problem
+from kubedata.yaml_io import documents
 
 from audit.errors import KubeConfigError
 
@@ -120,26 +120,21 @@ def kubeconfig_paths(
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = read_regular(path, KUBECONFIG_MAX)
-        loader = yaml.CSafeLoader(data.decode("utf-8", "replace"))
-        try:
-            node = loader.get_single_node()
-            if node is not None and (bomb := bomb_problem(node)):
-                raise KubeConfigError(f"kubeconfig {path}:{bomb[0]}: {bomb[1]}")
-            doc = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
+        docs = list(documents(data.decode("utf-8", "replace"), str(path), guarded=True))
     except (NotRegularFile, TooLarge):
         raise KubeConfigError(
             f"kubeconfig {path} is not a regular file of at most {KUBECONFIG_MAX} bytes"
         ) from None
     except OSError as exc:
         raise KubeConfigError(f"kubeconfig {path} cannot be read: {exc.strerror}") from None
-    except yaml.MarkedYAMLError as exc:
+    except YamlError as exc:
         # Only the position and the parser's complaint: the offending line may hold a token.
-        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
+        raise KubeConfigError(f"kubeconfig {exc}; fix or remove the file") from None
+    if len(docs) > 1:
         raise KubeConfigError(
-            f"kubeconfig {path}:{line}: not valid YAML ({exc.problem}); fix or remove the file"
-        ) from None
+            f"kubeconfig {path}:{docs[1][0]}: a second YAML document; keep one per file"
+        )
+    doc = docs[0][1] if docs else None
     if doc is None:
         return {}
     if not isinstance(doc, dict):

@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
+from kubedata.errors import YamlError
 from kubedata.objects import KubeObject, ObjectKey, key_of
-from kubedata.yaml_bombs import bomb_problem
+from kubedata.yaml_io import documents
 
 from audit.errors import SnapshotError
 
@@ -33,22 +33,11 @@ SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def _yaml_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """(first line, data) per document, with the C loader; parse errors name file and line."""
-    loader = yaml.CSafeLoader(text)
+    """(first line, data) per document; parse errors name file and line."""
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                if bomb := bomb_problem(node):
-                    raise SnapshotError(f"{path}:{bomb[0]}: {bomb[1]}; fix or remove the file")
-                yield node.start_mark.line + 1, loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
-        raise SnapshotError(
-            f"{path}:{line}: not valid YAML ({exc.problem}); fix or remove the file"
-        ) from None
-    finally:
-        loader.dispose()
+        yield from documents(text, str(path), guarded=True)
+    except YamlError as exc:
+        raise SnapshotError(f"{exc}; fix or remove the file") from None
 
 
 def _json_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:

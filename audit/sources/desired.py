@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import git
-import yaml
 from kubedata.objects import KubeObject
+from kubedata.yaml_io import load_all
 from renderer.errors import ProfileError
 from renderer.gitrepo import find_commit, resolve, tree_files
 from renderer.kustomize.workers import build_overlays
@@ -168,7 +168,7 @@ def _build_from_profiles(
         raise _no_profile(commit, cluster, name)
     checked = check_files({cluster: files})
     built = build_overlays(render_profiles(checked.profiles).overlays)[cluster]
-    objects = [d for d in yaml.load_all(built, Loader=yaml.CSafeLoader) if isinstance(d, dict)]
+    objects = [d for d in load_all(built, f"the build of {cluster}") if isinstance(d, dict)]
     return objects, checked.profiles[0]
 
 

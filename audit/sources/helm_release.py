@@ -22,9 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
+from kubedata.errors import YamlError
 from kubedata.objects import KubeObject
 from kubedata.redact import digest
+from kubedata.yaml_io import documents
 
 from audit.errors import ReleaseDecodeError
 
@@ -136,11 +137,10 @@ def _payload(secret: KubeObject, where: str) -> bytes:
 
 def _objects(manifest: str, where: str) -> tuple[KubeObject, ...]:
     try:
-        docs = list(yaml.load_all(manifest, Loader=yaml.CSafeLoader))
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
+        docs = [doc for _, doc in documents(manifest, where)]
+    except YamlError as exc:
         raise ReleaseDecodeError(
-            f"Helm release Secret {where}: manifest line {line} is not valid YAML ({exc.problem})"
+            f"Helm release Secret {where}: manifest line {exc.line} is {exc.message}"
         ) from None
     out = []
     for doc in docs:

@@ -17,8 +17,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 import yaml_rs
+from kubedata.errors import YamlError
+from kubedata.yaml_io import documents
 
 from audit.errors import AuditError
 from audit.kube.api import paused_gc
@@ -45,10 +46,9 @@ def _words(data: bytes) -> list[bytes]:
 
 def _pyyaml(data: bytes, where: str, path: str) -> list[Any]:
     try:
-        return list(yaml.load_all(data, Loader=yaml.CSafeLoader))
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())  # one line
-        raise AuditError(f"{where}:{path} is not valid YAML ({reason}); republish") from None
+        return [doc for _, doc in documents(data, path)]
+    except YamlError as exc:
+        raise AuditError(f"{where}:{exc}; republish") from None
 
 
 def load_files(files: Mapping[str, bytes], where: str) -> dict[str, list[Any]]:

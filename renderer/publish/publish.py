@@ -3,14 +3,14 @@ rendered branch (DESIGN §5), with no checkout and without touching the working 
 
 1. Read each cluster's gpu-profile.yaml and platform.yaml at HEAD (with --allow-dirty and
    uncommitted changes under clusters/: from the working tree, and say so in the metadata):
-   publish_sources.py.
+   sources.py.
 2. Reuse the previous tip's folder of every cluster whose hydrator.metadata records the same
    input (profile digest, tool version, dirtiness): no parse, no build, no hashing.
 3. Validate and build the others (pykustomize), lay them out flat (flat.py) with the cluster's
    source files under source/ (not applied), hash the new files and trees, write them as one pack
-   and `commit-tree` (2 and 3: publish_plan.py); then move the branch with `update-ref` from the
-   tip it was built on, so a concurrent update fails cleanly and the publish is redone on the new
-   tip (bounded).
+   and `commit-tree` (2 and 3: plan.py; git objects: gitobjects.py); then move the branch with
+   `update-ref` from the tip it was built on, so a concurrent update fails cleanly and the publish
+   is redone on the new tip (bounded).
 4. --push: push the commit; a non-fast-forward rejection fetches the remote tip and rebuilds the
    commit on it (bounded, jittered backoff). The local branch moves only after the push landed.
 

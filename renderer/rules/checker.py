@@ -1,7 +1,8 @@
 """Where rule problems go: the profile (or platform.yaml) being checked and what was found.
 
-The checks in rules.py, device_rules.py and platform_rules.py each take a `RuleChecker` and add
-errors or warnings at the line where the field is written (or its nearest written parent).
+The checks of this folder (checks.py, devices.py, platform.py, live_state.py) each take a
+`RuleChecker` and add errors or warnings at the line where the field is written (or its nearest
+written parent).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The rules of DESIGN §4 that a decoded profile must follow (sources: research/cozystack.md §7).
 
 Each check adds Problems (errors or warnings) naming the file, line, field and the fix. The device
-rules are in device_rules.py, the platform rules in platform_rules.py; HAMi and the nodes are
-checked here (the audit job's fields are syntax, checked as they are decoded: syntax.py).
+rules are in devices.py (the GPU tables they read: gpus.py), platform.yaml's in platform.py, the
+live platform's (packages leaving the bundle, devices in use) in live_state.py; HAMi and the nodes
+are checked here (the audit job's fields are syntax, checked as they are decoded: syntax.py).
 Pure: works on a LoadedProfile, reads no files.
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderer.cozystack_names import GPU_OPERATOR, HAMI
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_VALUES, platform_values
 from renderer.rules.checker import RuleChecker
 from renderer.values.cozystack import (
     apply_gpu_values,
@@ -20,17 +20,13 @@ from renderer.values.cozystack import (
 
 __all__ = ["check_live_state"]
 
-_VALUES = ("spec", "components", "platform", "values")
-
 
 def _live_values(c: RuleChecker) -> tuple[dict[str, Any], str | None] | None:
     """platform.yaml's values and Package variant (None off Cozystack or without the file)."""
     doc = c.lp.platform
     if not c.cozystack or doc is None:
         return None
-    spec = doc.obj.get("spec") or {}
-    values = ((spec.get("components") or {}).get("platform") or {}).get("values") or {}
-    return values, spec.get("variant")
+    return platform_values(doc.obj), (doc.obj.get("spec") or {}).get("variant")
 
 
 def _kept_packages(c: RuleChecker) -> None:
@@ -44,7 +40,7 @@ def _kept_packages(c: RuleChecker) -> None:
     after = effective_values(
         apply_gpu_values(values, platform_gpu_values(c.spec, before)), package_variant
     )
-    at = (*_VALUES, "bundles", "enabledPackages")
+    at = (*PLATFORM_VALUES, "bundles", "enabledPackages")
     for name in packages_leaving(before, after):
         delete = f"kubectl delete packages.cozystack.io {name}"
         if name == GPU_OPERATOR and c.spec.variant == "container":
@@ -104,7 +100,7 @@ def _dropped_devices(c: RuleChecker) -> None:
                 continue
             name = entry.get("resourceName", "") if isinstance(entry, dict) else ""
             c.platform_problem(
-                (*_VALUES, "gpu", "permittedHostDevices", field, i),
+                (*PLATFORM_VALUES, "gpu", "permittedHostDevices", field, i),
                 f"device {selector} ({name}) is permitted live but not in spec.devices: the "
                 "profile's list replaces the live one, so KubeVirt stops permitting it and VMs "
                 "that use it will not start; move it to spec.devices",

@@ -7,9 +7,7 @@ platform.yaml are reported at its own lines. Pure.
 
 from __future__ import annotations
 
-from typing import Any
-
-from renderer.cozystack_names import GPU_OPERATOR
+from renderer.cozystack_names import GPU_OPERATOR, PLATFORM_VALUES, platform_values
 from renderer.profile import PLATFORM_FILE
 from renderer.rules.checker import RuleChecker
 from renderer.values.cozystack import BUNDLE_VARIANTS, SUPPORTED_VERSIONS, effective_values
@@ -58,10 +56,8 @@ def _platform_values(c: RuleChecker, version: str) -> None:
         return
     spec_doc = doc.obj.get("spec") or {}
     variant = spec_doc.get("variant")
-    platform = (spec_doc.get("components") or {}).get("platform") or {}
-    values: dict[str, Any] = platform.get("values") or {}
-    eff = effective_values(values, variant)
-    vp = ("spec", "components", "platform", "values", "bundles")
+    eff = effective_values(platform_values(doc.obj), variant)
+    vp = (*PLATFORM_VALUES, "bundles")
     iaas = (eff.get("bundles") or {}).get("iaas") or {}
     system = (eff.get("bundles") or {}).get("system") or {}
     if gpu_on and system.get("variant") == "isp-hosted":
@@ -131,13 +127,13 @@ def check_container_takeover(c: RuleChecker) -> None:
     if not (c.cozystack and c.spec.variant == "container" and doc is not None):
         return
     spec_doc = doc.obj.get("spec") or {}
-    values = ((spec_doc.get("components") or {}).get("platform") or {}).get("values") or {}
+    values = platform_values(doc.obj)
     bundles = effective_values(values, spec_doc.get("variant")).get("bundles") or {}
     live = (bundles.get("iaas") or {}).get("gpuOperatorVariant")
     if live != "vgpu" or GPU_OPERATOR not in (bundles.get("enabledPackages") or []):
         return
     c.platform_problem(
-        ("spec", "components", "platform", "values", "bundles", "iaas", "gpuOperatorVariant"),
+        (*PLATFORM_VALUES, "bundles", "iaas", "gpuOperatorVariant"),
         f"vgpu -> container: the live {GPU_OPERATOR} Package keeps the vGPU Manager and Device "
         "Manager values Helm wrote into it (spec.components.gpu-operator), which the container "
         "Package taking it over does not remove under server-side apply; once Flux applied "

@@ -90,14 +90,6 @@ def _devices(item: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": {"devices": {"type": "array", "items": item}}}
 
 
-def _nodes(workload: dict[str, Any]) -> dict[str, Any]:
-    """Every node's workload satisfies `workload`."""
-    return {
-        "type": "object",
-        "properties": {"nodes": {"type": "object", "additionalProperties": workload}},
-    }
-
-
 _COZYSTACK = _is(platform={"properties": {"type": {"const": "cozystack"}}})
 _FLUX = _is(platform={"properties": {"type": {"const": "flux"}}})
 _VARIANT = {v: _is(variant={"const": v}) for v in ("passthrough", "vgpu", "container", "none")}

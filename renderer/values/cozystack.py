@@ -15,6 +15,7 @@ from typing import Any
 from kubedata.objects import KubeObject
 
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT
+from renderer.errors import RenderError
 from renderer.model import ProfileSpec
 from renderer.values.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
 from renderer.values.wiring import (
@@ -87,7 +88,7 @@ PACKAGE_VARIANT_VALUES: dict[str, dict[str, Any]] = {
 _KEEP = {"helm.sh/resource-policy": "keep"}
 
 
-class ChartFailure(Exception):
+class ChartFailure(RenderError):
     """The platform chart would refuse to render (its `fail` calls), with the chart's message."""
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import git
 import pytest
 
+from adopt.pr import push_branch
+from gpu_gitops import cli_adopt
 from tests.audit.audit_helpers import demo_empty, demo_objects, demo_repo, run, write_snapshot
 from tests.prbot.test_comment import OWNER, PULLS, REPO, TOKEN, FakeGitHub, Fault
 from tests.prbot.test_comment import github as github  # the fixture
@@ -262,3 +264,49 @@ def test_a_github_error_leaves_no_branch_here_or_there(demo, github, monkeypatch
     assert demo.branches() == before
     assert not [h for h in demo.origin.heads if h.name.startswith("adopt/")]
     assert github.pulls == []
+
+
+def _interrupt(*args: object, **kwargs: object) -> object:
+    raise KeyboardInterrupt
+
+
+def _push_then_interrupt(repo: git.Repo, remote: str, branch: str) -> None:
+    """The push lands, then Ctrl-C arrives before the command learns of it."""
+    push_branch(repo, remote, branch)
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    ("where", "replacement"),
+    [("open_pull_request", _interrupt), ("push_branch", _push_then_interrupt)],
+    ids=["while-opening-the-pull-request", "after-the-push-landed"],
+)
+def test_ctrl_c_leaves_no_branch_here_or_there(demo, github, monkeypatch, where, replacement):
+    monkeypatch.setattr(cli_adopt, where, replacement)
+    before = demo.branches()
+    code, _, err = _pr(demo, github, monkeypatch)
+    assert (code, err) == (130, "interrupted\n")
+    assert demo.branches() == before
+    assert not [h for h in demo.origin.heads if h.name.startswith("adopt/")]
+    assert github.pulls == []
+
+
+def test_a_detached_head_with_pr_is_refused_before_any_branch_is_made(demo, github, monkeypatch):
+    demo.repo.git.checkout("-q", "--detach")
+    before = demo.branches()
+    code, _, err = _pr(demo, github, monkeypatch)
+    assert code == 2
+    assert err == "gpu-gitops: error: HEAD is detached: pass --base BRANCH for the pull request\n"
+    assert demo.branches() == before
+    assert not [h for h in demo.origin.heads if h.name.startswith("adopt/")]
+
+
+def test_a_remote_branch_someone_else_pushed_is_never_deleted(demo, github, monkeypatch):
+    branch = f"adopt/ams1/{DEVICE_ID}"
+    theirs = demo.repo.git.commit_tree("main^{tree}", "-p", "main", "-m", "theirs")
+    demo.repo.git.push("-q", "origin", f"{theirs}:refs/heads/{branch}")
+    code, _, err = _pr(demo, github, monkeypatch, "--finding", DEVICE_ID)
+    assert code == 2
+    assert f"cannot push {branch} to origin" in err and err.count("\n") == 1
+    assert demo.origin.commit(branch).hexsha == theirs
+    assert branch not in demo.branches()

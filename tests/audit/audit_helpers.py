@@ -12,7 +12,6 @@ from typing import Any
 import git
 
 from audit.kube.snapshot import empty_lists, load_snapshot
-from audit.sources.live import Live, SnapshotReader
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.gitrepo import init_repo as renderer_init_repo
@@ -64,10 +63,6 @@ def demo_objects(cluster: str, applied: str | None) -> list[dict[str, Any]]:
 def demo_empty(cluster: str) -> frozenset[str]:
     """The resources the demo snapshot of `cluster` dumped as empty lists."""
     return empty_lists(DEMO / "snapshots" / cluster)
-
-
-def demo_live(cluster: str, applied: str | None) -> Live:
-    return Live(SnapshotReader(demo_objects(cluster, applied), demo_empty(cluster)))
 
 
 def write_snapshot(folder: Path, objects: list[dict[str, Any]], empty: Iterable[str] = ()) -> Path:

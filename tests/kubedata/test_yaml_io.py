@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from kubedata.errors import YamlError
-from kubedata.yaml_io import dump_all, load_all, load_marked, nearest_line
+from kubedata.yaml_io import documents, dump_all, load_all, load_marked, nearest_line
 from renderer.errors import ProfileError, yaml_problems
+from tests.conftest import REPO_ROOT
+from tests.test_function_length import PACKAGES
 
 
 def refused(text: str) -> tuple[int, str]:
@@ -58,3 +62,71 @@ def test_dumping_is_deterministic_and_loads_back() -> None:
     text = dump_all(docs)
     assert text == "b: 1\na:\n- true\n- x\n---\nc: null\n"
     assert load_all(text) == docs
+
+
+def test_documents_gives_each_document_with_its_first_line_nulls_included() -> None:
+    """The first line of a document is that of its first value (comments are no value)."""
+    text = "a: 1\n---\n---\n# c\nb: [x, &y y, *y]\n"
+    assert list(documents(text, "f")) == [(1, {"a": 1}), (3, None), (5, {"b": ["x", "y", "y"]})]
+    assert list(documents(text.encode(), "f")) == list(documents(text, "f"))
+
+
+_LEVELS = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "f")]
+"""Each anchor ten aliases of the one before: 10**7 values from a few lines."""
+
+
+@pytest.mark.parametrize(
+    ("text", "guarded", "line", "message"),
+    [
+        ("a: 1\nb: [1\n", False, 3, "not valid YAML (did not find expected ',' or ']')"),
+        (
+            "token: s3cr3t: x\n",
+            False,
+            1,
+            "not valid YAML (mapping values are not allowed in this context)",
+        ),
+        ("a: " + "[" * 101 + "]" * 101 + "\n", True, 1, "nested more than 100 levels deep"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in _LEVELS)
+            + "g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+            True,
+            1,
+            "its aliases expand to over 1000000 values (an alias bomb?)",
+        ),
+    ],
+    ids=["syntax", "no-secret-quoted", "deep", "alias-bomb"],
+)
+def test_documents_refuses_with_file_line_and_never_the_line_itself(
+    text: str, guarded: bool, line: int, message: str
+) -> None:
+    with pytest.raises(YamlError) as caught:
+        list(documents(text, "in/f.yaml", guarded=guarded))
+    assert (caught.value.file, caught.value.line, caught.value.message) == (
+        "in/f.yaml",
+        line,
+        message,
+    )
+    assert "s3cr3t" not in str(caught.value)
+
+
+def test_unguarded_documents_let_a_deep_document_through() -> None:
+    """Built output and Helm manifests are not hostile: only what comes from outside is guarded."""
+    assert len(list(documents("a: " + "[" * 101 + "]" * 101 + "\n", "f"))) == 1
+
+
+def test_no_package_loads_yaml_but_through_kubedata_yaml_io() -> None:
+    """One entry point: PyYAML is imported by kubedata's YAML modules alone (adopt's round-trip
+    editor uses ruamel.yaml, which keeps comments; the audit's fast path, yaml-rs, is checked
+    against `documents`)."""
+    importers = []
+    for package in PACKAGES:
+        for path in sorted((REPO_ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = (
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                )  # fmt: skip
+                if any(n == "yaml" or n.startswith("yaml.") for n in names):
+                    importers.append(path.relative_to(REPO_ROOT).as_posix())
+    assert sorted(set(importers)) == ["kubedata/yaml_bombs.py", "kubedata/yaml_io.py"]

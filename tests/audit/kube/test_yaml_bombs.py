@@ -76,7 +76,7 @@ def test_a_kubeconfig_that_would_explode_is_refused(tmp_path: Path, extra: str, 
     with pytest.raises(KubeConfigError) as exc:
         load_cluster_config(path)
     assert str(exc.value).startswith(f"kubeconfig {path}:")
-    assert str(exc.value).endswith(problem)
+    assert str(exc.value).endswith(f"{problem}; fix or remove the file")
 
 
 def test_a_kubeconfig_with_a_plain_anchor_still_loads(tmp_path: Path):

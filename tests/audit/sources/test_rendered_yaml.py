@@ -86,7 +86,7 @@ def test_one_word_that_differs_sends_only_its_files_to_pyyaml(monkeypatch: pytes
 
 
 def test_invalid_yaml_names_the_file_on_one_line():
-    one_line = r"^abc123:ams1/x.yaml is not valid YAML \(.*line 2.*\); republish$"
+    one_line = r"^abc123:ams1/x.yaml:2: not valid YAML \(.+\); republish$"
     with pytest.raises(AuditError, match=one_line):
         load_files({"ams1/ok.yaml": OBJECT, "ams1/x.yaml": b"a: [1\n"}, "abc123")
 
