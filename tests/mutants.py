@@ -60,6 +60,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/renderer/values",
         "tests/renderer/test_overlays.py",
         "tests/renderer/test_rules.py",
+        "tests/audit/test_demo_data.py",
     ),
     "renderer/rules": ("tests/renderer/rules", "tests/renderer/test_rules.py"),
     "kubedata/diff": ("tests/kubedata/test_diff.py", "tests/audit/compare"),
@@ -108,6 +109,7 @@ _COZY = "renderer/values/cozystack.py"
 _WIRING = "renderer/values/wiring.py"
 _DEVICES = "renderer/rules/devices.py"
 _PLATFORM_RULES = "renderer/rules/platform.py"
+_CHECKS = "renderer/rules/checks.py"
 _DIFF = "kubedata/diff.py"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -824,6 +826,70 @@ MUTANTS: tuple[Mutant, ...] = (
         'out += f".{seg}"',
         "constant",
         "every readable path starts with a dot",
+    ),
+    # -- more of renderer/rules and kubedata/diff -------------------------------------------------
+    _m(
+        _CHECKS,
+        'if spec.hami and spec.variant == "none":',
+        "if False:",
+        "drop",
+        "HAMi without the GPU Operator passes",
+    ),
+    _m(
+        _CHECKS,
+        'if spec.hami and c.cozystack and spec.variant == "container":',
+        'if spec.hami and spec.variant == "container":',
+        "drop",
+        "HAMi with the container variant is refused on plain Flux too",
+    ),
+    _m(
+        _CHECKS,
+        "        if workload == clash:\n",
+        "        if False:\n",
+        "drop",
+        "a vm-vgpu node on a passthrough cluster passes",
+    ),
+    _m(
+        _CHECKS,
+        'if workload == "container" and own and not spec.hami:',
+        'if workload == "container" and own:',
+        "drop",
+        "a container node is warned about although HAMi serves it",
+    ),
+    _m(
+        _PLATFORM_RULES,
+        'full = system.get("variant") in ("isp-full", "isp-full-generic")',
+        'full = system.get("variant") in ("isp-full",)',
+        "constant",
+        "isp-full-generic is refused for the GPU bundle",
+    ),
+    _m(
+        _PLATFORM_RULES,
+        'elif version == "main" and not system.get("enabled"):',
+        'elif not system.get("enabled"):',
+        "drop",
+        "Cozystack 1.6 is told it needs bundles.system.enabled",
+    ),
+    _m(
+        _PLATFORM_RULES,
+        'if not gpu_on and current not in (None, "default", "vgpu"):',
+        'if not gpu_on and current not in (None, "default", "vgpu", "container"):',
+        "drop",
+        "a gpuOperatorVariant that fails the chart passes unwarned",
+    ),
+    _m(
+        _DIFF,
+        '        if a is _ABSENT:\n            self.emit(Change("removed"',
+        '        if b is _ABSENT:\n            self.emit(Change("removed"',
+        "flip",
+        "an item only the before side of a positional list has is an addition",
+    ),
+    _m(
+        _DIFF,
+        "            if text not in in_b:\n",
+        "            if text in in_b:\n",
+        "flip",
+        "a set reports the values both sides have as added",
     ),
 )
 
