@@ -379,3 +379,38 @@ def test_k9s_adds_a_vgpu_setting_git_does_not_declare() -> None:
     # without managedFields it is still high; who wrote it and what reverts it is unknown
     found = only(run([git], [with_edit(live, None)]), "/spec/vgpuManager")
     assert (found.severity, found.revert, found.managers) == ("high", "unknown", [])
+
+
+# -- the release the cluster runs picks the defaults ---------------------------------------------
+
+HELM_MIG = entry("helm", {"f:migManager": {"f:config": {"f:name": {}, "f:default": {}}}})
+
+
+def _v25_3_2_install(label: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ClusterPolicy as GPU Operator v25.3.2's chart declares it (`kernelModuleType: auto`, no
+    migManager.config) against the live one its CRD defaulted (`migManager.config.name`), the
+    field Helm's earlier apply left owned by Helm; `label`: with the chart's helm.sh/chart label."""
+    git, live = _whole("clusterpolicy-v24.yaml")
+    git["spec"]["driver"]["kernelModuleType"] = "auto"
+    live["spec"]["migManager"]["config"] = {
+        "name": "default-mig-parted-config",
+        "default": "all-disabled",
+    }
+    if label:
+        live["metadata"].setdefault("labels", {})["helm.sh/chart"] = "gpu-operator-v25.3.2"
+    return git, with_edit(live, [HELM_MIG])
+
+
+def test_clusterpolicy_of_a_known_release_takes_that_releases_defaults() -> None:
+    git, live = _v25_3_2_install(label=True)
+    result = run([git], [live])
+    assert result.complete and result.findings == [], [f.message for f in result.findings]
+    assert any("gpu-operator v25.3.2 (from its label helm.sh/chart" in n for n in result.notes)
+    # the release unknown: neither is a default of every release v23.9.0..v26.7.0
+    git, live = _v25_3_2_install(label=False)
+    result = run([git], [live])
+    assert sorted(f.path for f in result.findings) == [
+        "/spec/driver/kernelModuleType",
+        "/spec/migManager/config",
+    ]
+    assert any("every release v23.9.0..v26.7.0 defaults it" in n for n in result.notes)
