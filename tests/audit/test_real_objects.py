@@ -414,3 +414,58 @@ def test_clusterpolicy_of_a_known_release_takes_that_releases_defaults() -> None
         "/spec/migManager/config",
     ]
     assert any("every release v23.9.0..v26.7.0 defaults it" in n for n in result.notes)
+
+
+V25_3_2 = "clusterpolicy-v25.3.2-flux.yaml"
+KMT = "/spec/driver/kernelModuleType"
+HELM_CONTROLLER_MIG = entry("helm-controller", {"f:migManager": {"f:config": {"f:name": {}}}})
+
+
+def _chart_v25_3_2() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The real v25.3.2 ClusterPolicy, and what its chart declares for it: `kernelModuleType:
+    auto` (clusterpolicy.yaml L143), which the live object lacks, and no migManager.config.name,
+    which the live object holds (its CRD's default until v25.10.1), owned by helm-controller."""
+    live = real(V25_3_2)
+    spec = copy.deepcopy(live["spec"])
+    spec["driver"]["kernelModuleType"] = "auto"
+    del spec["migManager"]["config"]["name"]
+    git = declared(live, spec)
+    labels = live["metadata"]["labels"]
+    # the chart's labels (gpu-operator.labels); Helm's annotations and Flux's labels are injected
+    git["metadata"]["labels"] = {k: v for k, v in labels.items() if "fluxcd" not in k}
+    return git, live
+
+
+@pytest.mark.parametrize("managed", [True, False], ids=["managedFields", "kubectl-get"])
+def test_real_v25_3_2_clusterpolicy_takes_its_releases_defaults(managed: bool) -> None:
+    git, live = _chart_v25_3_2()
+    live = with_edit(live, [HELM_CONTROLLER_MIG] if managed else None)
+    result = run([git], [live])
+    assert result.complete and result.findings == [], [f.message for f in result.findings]
+    assert any(
+        "ClusterPolicy: no CRD read; the defaults and list types of gpu-operator v25.3.2 (from "
+        "its label helm.sh/chart=gpu-operator-v25.3.2)" in n
+        for n in result.notes
+    ), result.notes
+    # the same object with its chart label stripped: the release is unknown, so neither value is
+    # a default of every release (kernelModuleType's is v25.3.0 on, config.name's until v25.10.1)
+    del live["metadata"]["labels"]["helm.sh/chart"], git["metadata"]["labels"]["helm.sh/chart"]
+    found = {f.path: f for f in run([git], [live]).findings}
+    assert (found[KMT].type, found[KMT].severity) == ("removed", "high")
+    assert sorted(found) == sorted([KMT, *(["/spec/migManager/config"] if managed else [])])
+
+
+def test_real_v25_3_2_clusterpolicy_time_slicing_edit_is_found() -> None:
+    git, live = _chart_v25_3_2()
+    live["spec"]["devicePlugin"]["config"]["name"] = "time-slicing-config-x4"
+    k9s = entry("k9s", {"f:devicePlugin": {"f:config": {"f:name": {}}}})
+    found = only(
+        run([git], [with_edit(live, [HELM_CONTROLLER_MIG, k9s])]), "/spec/devicePlugin/config/name"
+    )
+    assert (found.type, found.desired, found.live) == (
+        "modified",
+        "time-slicing-config",
+        "time-slicing-config-x4",
+    )
+    assert found.severity in ("high", "medium", "low") and found.revert == "next-reconcile"
+    assert [m.manager for m in found.managers] == ["k9s"]
