@@ -469,3 +469,44 @@ def test_real_v25_3_2_clusterpolicy_time_slicing_edit_is_found() -> None:
     )
     assert found.severity in ("high", "medium", "low") and found.revert == "next-reconcile"
     assert [m.manager for m in found.managers] == ["k9s"]
+
+
+OKD = "kubevirt-gpu-device-plugin-okd.yaml"
+P40 = {"pciVendorSelector": "10DE:1B38", "resourceName": "nvidia.com/GP102GL_Tesla_P40"}
+
+
+def _okd_kubevirt() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The OKD KubeVirt CR and what `kubectl apply` gave it (its last-applied spec)."""
+    live = real(OKD)
+    return declared(live, copy.deepcopy(live["spec"])), live
+
+
+def test_okd_kubevirt_applied_whole_is_clean_and_says_the_release_is_unknown() -> None:
+    git, live = _okd_kubevirt()
+    for shown in (live, bare(live)):
+        result = run([git], [shown], NO_VMS)
+        assert result.complete and result.findings == [], [f.message for f in result.findings]
+    assert any(
+        n.startswith("KubeVirt: no CRD read and nothing in the snapshot names the release")
+        for n in result.notes
+    ), result.notes
+
+
+def test_okd_kubevirt_gpu_gate_and_device_edited_in_are_found() -> None:
+    """What the thread did next: the GPU gate and the P40 put into the CR by hand (the example
+    CR of the issue's description), which git does not declare."""
+    git, live = _okd_kubevirt()
+    live["spec"]["configuration"] = {
+        "developerConfiguration": {"featureGates": ["GPU"]},
+        "permittedHostDevices": {"pciHostDevices": [P40]},
+    }
+    edit = entry(
+        "kubectl-edit",
+        {"f:configuration": {"f:developerConfiguration": {}, "f:permittedHostDevices": {}}},
+    )
+    result = run([git], [with_edit(live, [edit])], NO_VMS)
+    found = {f.path: f for f in result.findings}
+    assert sorted(found) == [f"{CONFIG}/developerConfiguration", PERMITTED]
+    for finding in found.values():
+        assert (finding.type, finding.severity) == ("added", "high")
+        assert [m.manager for m in finding.managers] == ["kubectl-edit"]
