@@ -510,3 +510,16 @@ def test_okd_kubevirt_gpu_gate_and_device_edited_in_are_found() -> None:
     for finding in found.values():
         assert (finding.type, finding.severity) == ("added", "high")
         assert [m.manager for m in finding.managers] == ["kubectl-edit"]
+
+
+def test_a_release_newer_than_the_tables_falls_back_to_what_every_release_agrees_on() -> None:
+    git, live = _chart_v25_3_2()
+    for obj in (git, live):
+        obj["metadata"]["labels"]["helm.sh/chart"] = "gpu-operator-v27.1.0"
+    result = run([git], [live])
+    assert [f.path for f in result.findings] == [KMT]
+    assert any(
+        "gpu-operator v27.1.0 (from its label helm.sh/chart=gpu-operator-v27.1.0) is not in the "
+        "tables" in n
+        for n in result.notes
+    ), result.notes
