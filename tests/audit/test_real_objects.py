@@ -523,3 +523,61 @@ def test_a_release_newer_than_the_tables_falls_back_to_what_every_release_agrees
         "tables" in n
         for n in result.notes
     ), result.notes
+
+
+VELERO = "helmrelease-velero-restored.yaml"
+VELERO_LABELS = ("velero.io/backup-name", "velero.io/restore-name")
+
+
+def _restored() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The restored HelmRelease and what git applies: its spec without the CRD's defaults."""
+    live = real(VELERO)
+    spec = copy.deepcopy(live["spec"])
+    del spec["chart"]["spec"]["version"]  # a default of every helm-controller release
+    return declared(live, spec), live
+
+
+def test_velero_restored_helmrelease_shows_only_the_restore() -> None:
+    git, live = _restored()
+    result = run([git], [bare(live)], NO_VMS)
+    # without managedFields, the restore's labels (the real drift this dump shows) are all there
+    # is, at info: a label no one can be named for is not told from one the server set
+    assert result.complete and {(f.path, f.severity) for f in result.findings} == {
+        (f"/metadata/labels/{k.replace('/', '~1')}", "info") for k in VELERO_LABELS
+    }
+    result = run([git], [live], NO_VMS)
+    assert result.complete and result.findings == [], [f.message for f in result.findings]
+    # Flux's CRDs agree across releases: no note on which release's defaults were used
+    assert not any(n.startswith("HelmRelease:") for n in result.notes), result.notes
+
+
+def test_velero_restore_labels_are_found_and_named_with_their_owner() -> None:
+    """The labels the restore wrote, owned as Velero writes them (its restore creates the
+    object): found, low (metadata), and never reverted (kustomize-controller leaves them)."""
+    git, live = _restored()
+    velero = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {"f:labels": {f"f:{k}": {} for k in VELERO_LABELS}}},
+        "manager": "velero-server",
+        "operation": "Update",
+        "time": "2022-12-15T14:51:27Z",
+    }
+    result = run([git], [with_edit(live, [velero])], NO_VMS)
+    found = {f.path: f for f in result.findings}
+    assert sorted(found) == [f"/metadata/labels/{k.replace('/', '~1')}" for k in VELERO_LABELS]
+    for finding in found.values():
+        assert (finding.type, finding.severity) == ("added", "low")
+        assert [m.manager for m in finding.managers] == ["velero-server"]
+    # a hand edit of a value the git comparison finds, and names who made it
+    edited = copy.deepcopy(live)
+    edited["spec"]["values"]["replicaCount"] = 3
+    helm_edit = entry("kubectl-edit", {"f:values": {"f:replicaCount": {}}})
+    [changed] = git_findings(git, with_edit(edited, [helm_edit]))
+    # HelmRelease values can hold secrets: the finding shows digests, never the values
+    assert (changed.type, changed.path, changed.redacted) == (
+        "modified",
+        "/spec/values/replicaCount",
+        True,
+    )
+    assert [m.manager for m in changed.managers] == ["kubectl-edit"]
