@@ -200,7 +200,7 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_DEADLINE,
         metavar="SECONDS",
-        help="give up reading after this long and report the audit incomplete; a push to "
-        "the Pushgateway ends within it too "
+        help="give up reading after this long and report the audit incomplete (audit: the push "
+        "to the Pushgateway ends within it too) "
         f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
     )

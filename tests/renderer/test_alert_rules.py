@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from renderer.bases import README_URL
+from renderer.rules.checks import check_profile
 from renderer.version import package_version
 from tests.renderer.test_audit_rbac import PROFILES, built, loaded
 
@@ -212,3 +213,24 @@ def test_alert_settings_set_labels_and_runbooks() -> None:
         "https://wiki.example.com/rb/gpugitopsauditincomplete",
         "https://wiki.example.com/rb/gpugitopsauditmissing",
     }
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        ("{'a b': x}", '"a b" is not a label key'),
+        ("{release: 'kube prometheus'}", '"kube prometheus" is not a label value'),
+        ("{'-x/y': x}", "is not a label key"),
+    ],
+)
+def test_labels_the_api_server_would_refuse_are_refused(labels: str, message: str) -> None:
+    audit = f"  audit:\n    alerts: {{labels: {labels}}}\n"
+    problems = check_profile(loaded(PROFILES["flux-passthrough"], audit))
+    (problem,) = [p for p in problems if p.severity == "error"]
+    assert problem.field.startswith("spec.audit.alerts.labels.") and message in str(problem)
+
+
+def test_labels_the_api_server_takes_are_taken() -> None:
+    audit = "  audit:\n    alerts: {labels: {release: kps, example.com/team: gpu-1, empty: ''}}\n"
+    problems = check_profile(loaded(PROFILES["flux-passthrough"], audit))
+    assert not [p for p in problems if p.severity == "error"]
