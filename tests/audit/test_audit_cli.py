@@ -15,7 +15,6 @@ import git
 import pytest
 
 from audit.result import AuditResult
-from gpu_gitops.cli_audit import exit_status
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects
 from tests.audit.audit_helpers import (
@@ -507,9 +506,9 @@ def test_audit_help_names_the_dump_command(capsys: pytest.CaptureFixture[str]) -
 def test_fail_on_sets_the_severity_that_exits_1(worst: str | None, fail_on: str, code: int) -> None:
     findings = [finding("a", worst)] if worst else []
     result = AuditResult("c1", "flux-applied", "r", findings=findings)
-    assert exit_status(result, fail_on) == code
+    assert result.exit_status(fail_on) == code
     result.problems.append("list nodes: 403")
-    assert exit_status(result, fail_on) == 2, "incomplete is never clean, whatever --fail-on says"
+    assert result.exit_status(fail_on) == 2, "incomplete is never clean, whatever --fail-on says"
 
 
 def test_fail_on_from_the_command_line(
