@@ -1,5 +1,5 @@
 """Shared fixtures: the upstream reference files, a real Helm binary, the built examples, a real
-Pushgateway.
+Pushgateway, a real Prometheus binary.
 
 A test that needs the reference files or Helm skips, naming what to install, where they are absent
 (a fresh clone); with GPU_GITOPS_REQUIRE_REFERENCE=1 (set by .ci/run) it fails instead, so CI never
@@ -24,6 +24,7 @@ from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from tests import reference
+from tests.prometheus import BINARY as PROMETHEUS_BINARY
 from tests.pushgateway import BINARY as PUSHGATEWAY_BINARY
 from tests.pushgateway import Pushgateway
 
@@ -115,3 +116,11 @@ def pushgateway() -> Iterator[Pushgateway]:
         )
     with Pushgateway() as pgw:
         yield pgw
+
+
+@pytest.fixture(scope="session")
+def prometheus_binary() -> str:
+    """Debian's Prometheus server (skips only when it is not installed)."""
+    if not PROMETHEUS_BINARY:
+        pytest.skip("prometheus is not installed (apt-get install prometheus)")
+    return PROMETHEUS_BINARY

@@ -162,6 +162,8 @@ def test_cronjob_runs_the_audit_non_root_on_a_read_only_root():
         "--cluster",
         "c1",
         "--in-cluster",
+        "--fail-on",
+        "never",
         "-o",
         "prometheus",
     ]
@@ -172,12 +174,21 @@ def test_cronjob_runs_the_audit_non_root_on_a_read_only_root():
     job = cron["spec"]["jobTemplate"]["spec"]
     assert pod["restartPolicy"] == "Never", "podFailurePolicy requires it"
     assert job["backoffLimit"] == 1
-    [fail_on_drift, ignore_eviction] = job["podFailurePolicy"]["rules"]
-    assert fail_on_drift == {
-        "action": "FailJob",
-        "onExitCodes": {"containerName": "audit", "operator": "In", "values": [1]},
+    # drift never fails the Job (--fail-on never); exit 2 (incomplete) is retried once, any
+    # other failure fails the Job at once, an eviction is not counted (it is tried first)
+    [ignore_eviction, retry_incomplete, fail_the_rest] = job["podFailurePolicy"]["rules"]
+    assert ignore_eviction == {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
     }
-    assert ignore_eviction["action"] == "Ignore"
+    assert retry_incomplete == {
+        "action": "Count",
+        "onExitCodes": {"containerName": "audit", "operator": "In", "values": [2]},
+    }
+    assert fail_the_rest == {
+        "action": "FailJob",
+        "onExitCodes": {"containerName": "audit", "operator": "NotIn", "values": [2]},
+    }
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
@@ -248,6 +259,17 @@ def test_audit_job_fields_come_from_the_profile():
         ("{image: 'ghcr.io/x/y:1 '}", "spec.audit.image", "contains whitespace"),
         ("{pushgateway: 'pgw:9091'}", "spec.audit.pushgateway", "is not an http or https URL"),
         ("{pushgateway: 'http://u:pw@pgw'}", "spec.audit.pushgateway", "carries a password"),
+        (
+            "{pushgateway: 'http://glpat-s3cret@pgw'}",
+            "spec.audit.pushgateway",
+            "carries user-info (a user name or token before @)",
+        ),
+        (
+            "{alerts: {runbookBaseURL: 'https://glpat-s3cret@wiki/rb'}}",
+            "spec.audit.alerts.runbookBaseURL",
+            "carries user-info",
+        ),
+        ("{alerts: [x]}", "spec.audit.alerts", "expected true or false or a mapping, got a list"),
     ],
 )
 def test_bad_audit_fields_are_refused_with_file_and_line(audit: str, field: str, message: str):
@@ -266,6 +288,7 @@ def test_bad_audit_fields_are_refused_with_file_and_line(audit: str, field: str,
     assert problem.field == field
     assert str(problem).startswith(f"clusters/c1/gpu-profile.yaml:7: error: {field}: ")
     assert message in str(problem)
+    assert "s3cret" not in str(problem), "a credential is never echoed"
 
 
 def test_request_paths_map_to_rules():
