@@ -17,7 +17,6 @@ import git
 from audit.errors import AuditError, IncompleteReadError, KubeApiError
 from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
-from audit.kube.snapshot import empty_lists, load_snapshot
 from audit.metrics import PushError, push_metrics
 from audit.report import FORMATS, render_report
 from audit.result import AuditResult
@@ -71,7 +70,7 @@ def run_audit(
         )
     repo = _repo(args)
     if args.snapshot is not None:
-        live = Live(SnapshotReader(load_snapshot(args.snapshot), empty_lists(args.snapshot)))
+        live = Live(SnapshotReader.of_folder(args.snapshot))
         return then(audit_cluster(args.cluster, live, repo=repo, ref=args.ref), live)
     if args.in_cluster and not args.kubeconfig:
         config = load_in_cluster_config()

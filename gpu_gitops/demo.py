@@ -17,7 +17,7 @@ import git
 
 import audit
 from adopt.run import prepare, write_branch
-from audit.kube.snapshot import empty_lists, load_snapshot
+from audit.kinds import KUSTOMIZATION
 from audit.report import render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
@@ -143,15 +143,15 @@ def audit_snapshots(root: Path, repo: git.Repo, console: Console) -> None:
         console.say(f"publish failed ({exc}); auditing against the profiles instead")
         tip = None
     for folder in sorted((demo_dir() / "snapshots").iterdir()):
-        objects = load_snapshot(folder)
-        for obj in objects:
+        reader = SnapshotReader.of_folder(folder)
+        for obj in reader.by_kind.get(KUSTOMIZATION, ()):
             status = obj.get("status") or {}
-            if obj.get("kind") == "Kustomization" and tip and "lastAppliedRevision" in status:
+            if tip and "lastAppliedRevision" in status:
                 status["lastAppliedRevision"] = f"rendered@sha1:{tip}"
         console.data(f"\n=== audit of the built-in snapshot of {folder.name} ===\n")
         result = audit_cluster(
             folder.name,
-            Live(SnapshotReader(objects, empty_lists(folder))),
+            Live(reader),
             repo=repo,
             now=_DEMO_TIME,
         )

@@ -10,7 +10,7 @@ import git
 
 from renderer.errors import GitError
 
-__all__ = ["init_repo", "open_repo", "resolve", "tree_files"]
+__all__ = ["find_commit", "init_repo", "open_repo", "resolve", "tree_files"]
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -48,17 +48,27 @@ def init_repo(root: Path, message: str, *, user: str, email: str) -> git.Repo:
     return repo
 
 
+def find_commit(repo: git.Repo, ref: str) -> git.Commit | None:
+    """The commit a ref (branch, tag, sha, HEAD~1...) names; None when the repository has no such
+    commit. GitPython hands out a full sha without reading it (the all-zero one too), so the
+    commit is read here, not at its first use."""
+    try:
+        commit = repo.commit(ref)
+        commit.tree  # noqa: B018 - reads the object: a sha the repository lacks fails here
+    except (git.BadName, ValueError):
+        return None
+    return commit
+
+
 def resolve(repo: git.Repo, ref: str) -> git.Commit:
     """A ref (branch, tag, sha, HEAD~1...) -> commit; GitError naming the ref if unknown."""
-    try:
-        return repo.commit(ref)
-    except (git.BadName, ValueError):
+    commit = find_commit(repo, ref)
+    if commit is None:
         if not repo.head.is_valid():
             where = repo.working_tree_dir or repo.git_dir
-            raise GitError(
-                f"{where} has no commits yet; commit the clusters/ folder first"
-            ) from None
-        raise GitError(f'unknown git ref "{ref}"; check the branch or commit name') from None
+            raise GitError(f"{where} has no commits yet; commit the clusters/ folder first")
+        raise GitError(f'unknown git ref "{ref}"; check the branch or commit name')
+    return commit
 
 
 def tree_files(commit: git.Commit, top: str = "clusters") -> dict[str, bytes]:

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubedata.diff import Item
 from kubedata.objects import KubeObject, json_pointer, key_of
 from renderer.cozystack_names import KUBEVIRT_RELEASE
 
 from audit.checks.wiring import permitted_resources
 from audit.checks.wiring_vs_live import wiring_controller
+from audit.findings.attribute import ManagedEntry, attribute, managed_entries
 from audit.findings.classify import Controller
 from audit.findings.finding import Finding, ObjectRef
 from audit.kinds import KUBEVIRT, VIRTUAL_MACHINE, ns_name
 from audit.sources.state import AuditState
 
-__all__ = ["check_vms", "gpu_devices", "resource_names", "unpermitted"]
+__all__ = ["check_vms", "device_owners", "gpu_devices", "resource_names", "unpermitted"]
 
 
 def gpu_devices(vm: KubeObject) -> list[tuple[tuple[str | int, ...], str]]:
@@ -99,6 +101,20 @@ def check_vms(state: AuditState) -> None:
             )
 
 
+def device_owners(vm: KubeObject, ptr: tuple[str | int, ...]) -> tuple[ManagedEntry, ...]:
+    """Who wrote the VM's device at `ptr` (.../gpus/0/deviceName): an atomic device list's
+    owner, or the owner of the item keyed by its name where the list is a map."""
+    entries = managed_entries(vm)
+    found = attribute(entries, ptr).managers
+    device: Any = vm
+    for part in ptr[:-1]:  # ptr was read off this VM (gpu_devices)
+        device = device[part]
+    if not found and device.get("name"):
+        keyed = (*ptr[:-2], Item((("name", device["name"]),)), ptr[-1])
+        found = attribute(entries, keyed).managers
+    return found
+
+
 def unpermitted(
     state: AuditState,
     vm: KubeObject,
@@ -109,6 +125,7 @@ def unpermitted(
     """A VM asking for a GPU no permittedHostDevices entry names."""
     expected = state.expected
     planned = expected.permitted is not None and name in expected.permitted
+    owners = device_owners(vm, ptr)
     finding = Finding(
         type="missing",
         object=ObjectRef.of(vm),
@@ -116,13 +133,14 @@ def unpermitted(
         segments=tuple(ptr),
         live=name,
         comparison="wiring",
-        attributed=False,
+        managers=[e.public for e in owners],
+        attributed=bool(owners),
     )
     if planned:
         controller = wiring_controller(state, expected.kubevirt or key_of(kubevirt))
     else:
         controller = Controller("none")
-    state.findings.finish(finding, controller, (), vm, ("spec", "template", "deviceName"))
+    state.findings.finish(finding, controller, owners, vm, ("spec", "template", "deviceName"))
     finding.severity = "high"
     finding.revert = (
         "next-upgrade"

@@ -65,6 +65,8 @@ class Findings:
     ) -> Finding:
         """Classify, explain and redact a finding; `context` prefixes the reason in its message."""
         owners = list(owners)
+        if live_obj is not None and not managed_entries(live_obj):
+            self.unattributable.add(str(ObjectRef.of(live_obj)))
         revert, release, missed, why = classify(finding, controller, owners, live_obj)
         finding.revert, finding.revert_release = revert, release
         finding.missed_by_drift_detection = missed
@@ -119,8 +121,6 @@ class Findings:
             # git owns only what it declares: the rest is the creator's (DESIGN §6)
             self.creators_fields += 1
             return None
-        if not entries:
-            self.unattributable.add(str(ObjectRef.of(live_obj)))
         finding = Finding(
             type=change.kind,
             object=ObjectRef.of(live_obj),

@@ -9,7 +9,9 @@ different content is an error: the snapshot would not say which one is live.
 A snapshot says nothing about kinds it does not hold: the audit treats such a kind as not read
 (live.py). An empty `List` (what `kubectl get KIND -A -o yaml` prints when there is none) names no
 kind; a file holding one, named after the resource (`nodes.yaml`,
-`virtualmachines.kubevirt.io.yaml`), says that none exist (`empty_lists`).
+`virtualmachines.kubevirt.io.yaml`), says that none exist (`empty_lists`). An empty file is what
+`kubectl get KIND ... > KIND.yaml` leaves when kubectl fails, for instance because the cluster does
+not serve the kind: it says nothing, and only the snapshot's CRD list can tell (`blank_files`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from kubedata.yaml_io import documents
 
 from audit.errors import SnapshotError
 
-__all__ = ["SUFFIXES", "empty_lists", "load_snapshot", "read_snapshot_file"]
+__all__ = ["SUFFIXES", "blank_files", "empty_lists", "load_snapshot", "read_snapshot_file"]
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -116,6 +118,15 @@ def empty_lists(folder: Path) -> frozenset[str]:
         if docs and all(isinstance(d, dict) and d.get("items") == [] for d in docs):
             out.add(path.name.removesuffix(path.suffix))
     return frozenset(out)
+
+
+def blank_files(folder: Path) -> frozenset[str]:
+    """Names (file name without suffix) of the files that hold nothing at all."""
+    return frozenset(
+        path.name.removesuffix(path.suffix)
+        for path in _files(folder)
+        if path.stat().st_size < 4096 and not path.read_bytes().strip()
+    )
 
 
 def load_snapshot(folder: Path) -> list[KubeObject]:

@@ -29,7 +29,7 @@ import git
 from kubedata.objects import KubeObject
 from kubedata.yaml_io import load_all
 from renderer.errors import ProfileError
-from renderer.gitrepo import resolve, tree_files
+from renderer.gitrepo import find_commit, resolve, tree_files
 from renderer.kustomize.workers import build_overlays
 from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile, load_profile_bytes
 from renderer.publish.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
@@ -143,14 +143,29 @@ def published_profile(
         return None, [f"the published {folder}{PROFILE_FILE} does not load ({first})"]
 
 
+def _no_profile(commit: git.Commit, cluster: str, name: str) -> AuditError:
+    """Why a commit has no clusters/<cluster>/: a rendered commit given as --ref, or no such
+    cluster there (then the ones there are named)."""
+    where = f"{name} ({commit.hexsha[:12]})"
+    top = {item.name: item for item in commit.tree}
+    if cluster in top and "clusters" not in top:
+        return AuditError(
+            f"{where} is a rendered commit (it holds {cluster}/, not clusters/{cluster}/): --ref "
+            "takes a commit of the profiles, such as main; without --ref the audit reads what "
+            "Flux applied from the rendered branch"
+        )
+    folder = top.get("clusters")
+    there = sorted(t.name for t in folder.trees) if isinstance(folder, git.Tree) else []
+    known = f" (clusters there: {', '.join(there)})" if there else " (it has no clusters/ folder)"
+    return AuditError(f"clusters/{cluster}/ does not exist at {where}{known}: check --cluster")
+
+
 def _build_from_profiles(
-    commit: git.Commit, cluster: str
+    commit: git.Commit, cluster: str, name: str
 ) -> tuple[list[KubeObject], LoadedProfile]:
     files = _cluster_files(commit, cluster)
     if files is None:
-        raise AuditError(
-            f"clusters/{cluster}/ does not exist at {commit.hexsha[:12]}: check --cluster"
-        )
+        raise _no_profile(commit, cluster, name)
     checked = check_files({cluster: files})
     built = build_overlays(render_profiles(checked.profiles).overlays)[cluster]
     objects = [d for d in load_all(built, f"the build of {cluster}") if isinstance(d, dict)]
@@ -159,10 +174,8 @@ def _build_from_profiles(
 
 def _rendered_tip(repo: git.Repo, branch: str) -> git.Commit | None:
     for ref in (branch, f"origin/{branch}", f"refs/remotes/origin/{branch}"):
-        try:
-            return repo.commit(ref)
-        except (git.BadName, ValueError):
-            continue
+        if (found := find_commit(repo, ref)) is not None:
+            return found
     return None
 
 
@@ -174,9 +187,8 @@ def _with_profile(
         return published, notes
     meta = _metadata(files, cluster)
     if meta is not None and meta.source_commit:
-        try:
-            source = repo.commit(meta.source_commit)
-        except (git.BadName, ValueError):
+        source = find_commit(repo, meta.source_commit)
+        if source is None:
             notes.append(
                 f"the rendered commit's source {meta.source_commit[:12]} is not in this "
                 "repository: profile fields are read at HEAD"
@@ -227,9 +239,8 @@ def desired_from_repo(
             branch = applied_ref or branch
             commit = None
             if sha:
-                try:
-                    commit = repo.commit(sha)
-                except (git.BadName, ValueError):
+                commit = find_commit(repo, sha)
+                if commit is None:
                     notes.append(
                         f"Flux applied {applied_revision}, which this repository does not have "
                         "(git fetch?)"
@@ -252,8 +263,8 @@ def desired_from_repo(
             notes.append(f"the rendered branch {branch} has no {cluster}/ folder")
         else:
             notes.append(f"the rendered branch {branch} does not exist here")
-    objects, profile = _build_from_profiles(head, cluster)
     name = ref or _head_name(repo)
+    objects, profile = _build_from_profiles(head, cluster, name)
     notes.append(f"desired state built from the profiles at {name}")
     return Desired(
         cluster,

@@ -9,7 +9,8 @@ of 20,000 git objects is then ~40 list pages, not 20,000 requests. The list is o
 is refused or fails, the objects are read one by one as before, and only those reads count.
 A snapshot may lack a kind altogether; the objects of such a kind are not read, not absent: a
 `get` of one, or a check that `requires` the kind, records the kind and the command that captures
-it, and the audit is incomplete.
+it, and the audit is incomplete. A snapshot that holds the cluster's CRDs says which custom kinds
+are served: one whose CRD is not among them has no objects, dumped or not.
 
 Secrets are never listed whole: per namespace, only those labelled as applied by the audited Flux
 Kustomization are listed (the Secrets git declares), and any declared one not among them is read
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Protocol
 
 from kubedata.objects import KubeObject, ObjectKey, key_of
@@ -28,6 +30,7 @@ from audit.errors import IncompleteReadError, KubeApiError
 from audit.kinds import BUILTIN_GROUPS, CRD, resource_name
 from audit.kube.api import KubeApi
 from audit.kube.selectors import selector_matches
+from audit.kube.snapshot import blank_files, empty_lists, load_snapshot
 
 __all__ = [
     "LABEL_LIST_MIN",
@@ -57,8 +60,9 @@ class Reader(Protocol):
     def get(self, key: ObjectKey) -> KubeObject | None:
         """One object, None when absent (or its kind is not served)."""
 
-    def captured(self, group: str, kind: str) -> bool:
-        """Whether the reader can tell which objects of the kind exist (a snapshot may lack it)."""
+    def uncaptured(self, group: str, kind: str) -> tuple[str, str] | None:
+        """None when the reader can tell which objects of the kind exist; else (why it cannot,
+        what captures the kind): a snapshot may lack it."""
 
     def crd(self, group: str, kind: str) -> KubeObject | None:
         """The CustomResourceDefinition of a custom kind, None when there is none to read."""
@@ -74,15 +78,24 @@ class Reader(Protocol):
 class SnapshotReader:
     """A snapshot folder's objects: what was dumped is what exists, of the kinds it holds."""
 
-    def __init__(self, objects: Iterable[KubeObject], empty: Iterable[str] = ()) -> None:
+    def __init__(
+        self, objects: Iterable[KubeObject], empty: Iterable[str] = (), blank: Iterable[str] = ()
+    ) -> None:
         self.empty = frozenset(empty)
         """Resource names dumped as empty lists (snapshot.empty_lists): none exist."""
+        self.blank = frozenset(blank)
+        """Resource names whose dump file is empty (snapshot.blank_files): kubectl failed."""
         self.by_key: dict[ObjectKey, KubeObject] = {}
         self.by_kind: dict[tuple[str, str], list[KubeObject]] = {}
         for obj in objects:
             key = key_of(obj)
             self.by_key[key] = obj
             self.by_kind.setdefault((key.group, key.kind), []).append(obj)
+
+    @classmethod
+    def of_folder(cls, folder: Path) -> SnapshotReader:
+        """The reader of a snapshot folder (SnapshotError names a bad file and line)."""
+        return cls(load_snapshot(folder), empty_lists(folder), blank_files(folder))
 
     def list(
         self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
@@ -114,8 +127,29 @@ class SnapshotReader:
     ) -> Objects | None:
         return None  # everything is in memory already
 
-    def captured(self, group: str, kind: str) -> bool:
-        return (group, kind) in self.by_kind or resource_name(group, kind) in self.empty
+    def uncaptured(self, group: str, kind: str) -> tuple[str, str] | None:
+        resource = resource_name(group, kind)
+        if (group, kind) in self.by_kind or resource in self.empty:
+            return None
+        crds = resource_name(CRD.group, CRD.kind)
+        has_crds = (CRD.group, CRD.kind) in self.by_kind or crds in self.empty
+        served = group in BUILTIN_GROUPS or self.crd(group, kind) is not None
+        if has_crds and not served:
+            return None  # the cluster does not serve the kind: none exist
+        dump = f"kubectl get {resource} -A --show-managed-fields -o yaml > {resource}.yaml"
+        if resource not in self.blank:
+            return f"the snapshot holds no {kind} ({resource})", f"capture it with `{dump}`"
+        if has_crds or group in BUILTIN_GROUPS:
+            return (
+                f"the snapshot's {resource} file is empty although the cluster serves {kind}",
+                f"kubectl failed there; run `{dump}` again and read its error",
+            )
+        return (
+            f"the snapshot's {resource} file is empty, as kubectl leaves it when the cluster "
+            f"does not serve {kind} (or the command failed)",
+            f"dump the cluster's CRDs (`kubectl get {crds} -o yaml > {crds}.yaml`) so the audit "
+            f"can tell whether {kind} is served",
+        )
 
     def crd(self, group: str, kind: str) -> KubeObject | None:
         for obj in self.by_kind.get((CRD.group, CRD.kind), ()):
@@ -173,8 +207,8 @@ class ApiReader:
             return whole.get((key.namespace if resource.namespaced else "", key.name))
         return self.api.get(key if resource.namespaced else key._replace(namespace=""))
 
-    def captured(self, group: str, kind: str) -> bool:
-        return True  # the API answers for every kind (not served: none exist)
+    def uncaptured(self, group: str, kind: str) -> tuple[str, str] | None:
+        return None  # the API answers for every kind (not served: none exist)
 
     def crd(self, group: str, kind: str) -> KubeObject | None:
         resource = self.api.resolve(kind, group)
@@ -280,18 +314,13 @@ class Live:
     def requires(self, group: str, kind: str, check: str) -> bool:
         """Whether objects of the kind can be read; if not (a snapshot without them), the check
         is not done and the audit incomplete, with the command that captures the kind."""
-        if self.reader.captured(group, kind):
+        lacking = self.reader.uncaptured(group, kind)
+        if lacking is None:
             return True
         if (group, kind) not in self._lacking:
             self._lacking.add((group, kind))
-            resource = resource_name(group, kind)
-            self._failed(
-                Exception(
-                    f"the snapshot holds no {kind} ({resource}), so {check} was not done: "
-                    f"capture it with `kubectl get {resource} -A --show-managed-fields -o yaml "
-                    f"> {resource}.yaml`"
-                )
-            )
+            why, fix = lacking
+            self._failed(Exception(f"{why}, so {check} was not done: {fix}"))
         return False
 
     def get(self, key: ObjectKey) -> KubeObject | None:

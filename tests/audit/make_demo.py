@@ -457,21 +457,27 @@ def flux(cluster: str) -> list[dict[str, Any]]:
 
 
 def vm(name: str, device: str) -> dict[str, Any]:
+    """A tenant VM as its vm-instance release renders it: helm-controller owns the whole spec."""
+    release = f"vm-instance-{name}"
+    spec = {
+        "runStrategy": "Always",
+        "template": {
+            "spec": {
+                "domain": {
+                    "devices": {"gpus": [{"deviceName": device, "name": "gpu0"}]},
+                    "resources": {"requests": {"memory": "64Gi"}},
+                }
+            }
+        },
+    }
+    managed = [helm_applied(release, "tenant-root", leaves(spec))]
     return {
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachine",
-        "metadata": meta(name, "tenant-root", **helm_meta(f"vm-instance-{name}", "tenant-root")),
-        "spec": {
-            "runStrategy": "Always",
-            "template": {
-                "spec": {
-                    "domain": {
-                        "devices": {"gpus": [{"deviceName": device, "name": "gpu0"}]},
-                        "resources": {"requests": {"memory": "64Gi"}},
-                    }
-                }
-            },
-        },
+        "metadata": meta(
+            name, "tenant-root", **helm_meta(release, "tenant-root"), managedFields=managed
+        ),
+        "spec": spec,
     }
 
 

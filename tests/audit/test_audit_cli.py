@@ -485,3 +485,37 @@ def test_audit_help_names_the_dump_command(capsys: pytest.CaptureFixture[str]) -
     text = capsys.readouterr().out
     dumps = [line for line in text.splitlines() if "kubectl get" in line]
     assert dumps and all("--show-managed-fields" in line for line in dumps), dumps
+
+
+def test_an_applied_commit_the_checkout_lacks_is_a_note(
+    repo_and_tip: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The demo's own snapshot names the all-zero commit: GitPython hands it out unread."""
+    repo, _ = repo_and_tip
+    for sha in ("0" * 40, "1234567" * 5 + "89abc"):
+        objects = demo_objects("ams1", sha)
+        snapshot = write_snapshot(tmp_path / sha[:4], objects, demo_empty("ams1"))
+        code, doc = audit_json(repo, snapshot, "ams1")
+        assert (code, doc["problems"]) == (1, []), doc["problems"]  # the demo's drift, complete
+        assert f"Flux applied rendered@sha1:{sha}, which this repository does not have" in " ".join(
+            doc["notes"]
+        )
+        assert doc["desiredSource"] == "rendered-tip"
+
+
+def test_ref_of_a_rendered_commit_or_an_unknown_cluster(
+    repo_and_tip: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, tip = repo_and_tip
+    snapshot = write_snapshot(tmp_path / "s", demo_objects("ams1", tip), demo_empty("ams1"))
+    code, out, err = audit_cli("ams1", "--snapshot", snapshot, repo, "--ref", "rendered")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"gpu-gitops: error: rendered ({tip[:12]}) is a rendered commit (it holds ams1/, not "
+        "clusters/ams1/): --ref takes a commit of the profiles, such as main; without --ref the "
+        "audit reads what Flux applied from the rendered branch\n"
+    )
+    code, out, err = audit_cli("nope1", "--snapshot", snapshot, repo, "--ref", "main")
+    assert (code, out) == (2, "")
+    assert err.startswith("gpu-gitops: error: clusters/nope1/ does not exist at main (")
+    assert err.endswith("(clusters there: ams1, sto1): check --cluster\n")

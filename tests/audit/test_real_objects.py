@@ -379,3 +379,44 @@ def test_k9s_adds_a_vgpu_setting_git_does_not_declare() -> None:
     # without managedFields it is still high; who wrote it and what reverts it is unknown
     found = only(run([git], [with_edit(live, None)]), "/spec/vgpuManager")
     assert (found.severity, found.revert, found.managers) == ("high", "unknown", [])
+
+
+LENS_HOST_DEVICES = {
+    # Lens's node-fetch, adding a host device as an atomic list (KubeVirt's CRD marks none)...
+    "atomic": {"f:hostDevices": {}},
+    # ... and as a server would record it where the list is keyed by name
+    "keyed": {"f:hostDevices": {'k:{"name":"hd1"}': {".": {}, "f:deviceName": {}, "f:name": {}}}},
+}
+
+
+@pytest.mark.parametrize("shape", ["atomic", "keyed", "kubectl-get"])
+def test_a_vm_asking_for_an_unpermitted_device_names_who_added_it(shape: str) -> None:
+    kubevirt, vm = real("kubevirt-user-guide-permitted.yaml"), real("virtualmachine-gpus.yaml")
+    git = [declared(kubevirt, gpu_wiring(kubevirt), partial=True), declared(vm, vm["spec"])]
+    devices = vm["spec"]["template"]["spec"]["domain"]["devices"]
+    devices["hostDevices"] = [{"deviceName": "nvidia.com/GA100_A100_PCIE_80GB", "name": "hd1"}]
+    fields = LENS_HOST_DEVICES.get(shape)
+    edit = None
+    if fields is not None:
+        edit = entry("node-fetch", {"f:template": {"f:spec": {"f:domain": {"f:devices": fields}}}})
+    result = run(git, [kubevirt, with_edit(vm, [edit] if edit else None)])
+    found = only(result, "/spec/template/spec/domain/devices/hostDevices/0/deviceName")
+    assert (found.type, found.severity) == ("missing", "high")
+    if edit:
+        assert [(m.manager, m.time) for m in found.managers] == [("node-fetch", T_EDIT)]
+        assert result.warnings == []
+    else:
+        assert found.managers == []
+        (warning,) = result.warnings
+        assert "VirtualMachine" in warning and "--show-managed-fields" in warning
+
+
+def test_a_relabelled_node_without_managed_fields_says_how_to_get_them() -> None:
+    node = bare(real("node-gpu.yaml"))
+    node["metadata"]["labels"]["nvidia.com/gpu.workload.config"] = "container"
+    findings = Findings(ProfileContext("real", "flux"))
+    found = label_finding(findings, node, "vm-passthrough", "passthrough")
+    assert found is not None and found.managers == []
+    (warning,) = findings.warnings()
+    assert f"Node {node['metadata']['name']}" in warning
+    assert "kubectl get --show-managed-fields -o yaml" in warning

@@ -5,15 +5,17 @@ audited Kustomization's labels, per namespace, so no Secret git does not declare
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from audit.checks.flux import applied_by
 from audit.kube.api import KubeApi
 from audit.run import audit
 from audit.sources.desired import Desired
-from audit.sources.live import LABEL_LIST_MIN, PREFETCH_MIN, ApiReader, Live
+from audit.sources.live import LABEL_LIST_MIN, PREFETCH_MIN, ApiReader, Live, SnapshotReader
 from kubedata.objects import ObjectKey, key_of
 from tests.apiserver import ApiServer, RequestRecord, Store
 
@@ -229,3 +231,71 @@ def test_a_crd_the_auditor_may_not_read_leaves_the_tables_and_a_note(
     assert result.complete and result.problems == [] and policy_findings(result) == []
     [note] = [n for n in result.notes if "CRD of ClusterPolicy.nvidia.com" in n]
     assert "could not be read" in note and "built-in tables" in note
+
+
+# -- what a snapshot folder says about kinds it does not hold ---------------------------------
+
+KUBEVIRT_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "kubevirts.kubevirt.io"},
+    "spec": {"group": "kubevirt.io", "names": {"kind": "KubeVirt", "plural": "kubevirts"}},
+}
+OTHER_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "packages.cozystack.io"},
+    "spec": {"group": "cozystack.io", "names": {"kind": "Package", "plural": "packages"}},
+}
+CRDS = "customresourcedefinitions.apiextensions.k8s.io"
+KV = "kubevirts.kubevirt.io"
+
+
+@pytest.mark.parametrize(
+    ("files", "group", "kind", "problem"),
+    [
+        # no CRD list: a kind not dumped is not read, and the command that dumps it is named
+        ({}, "kubevirt.io", "KubeVirt", f"holds no KubeVirt ({KV}), so X was not done: capture"),
+        # the CRD list lacks KubeVirt's CRD: not served, nothing of it exists, nothing to do
+        ({CRDS: [OTHER_CRD]}, "kubevirt.io", "KubeVirt", None),
+        ({KV: "", CRDS: [OTHER_CRD]}, "kubevirt.io", "KubeVirt", None),
+        # an empty CRD list is a CRD list too
+        ({CRDS: []}, "kubevirt.io", "KubeVirt", None),
+        # an empty file without a CRD list: served or not is unknown, and the CRDs tell
+        ({KV: ""}, "kubevirt.io", "KubeVirt", f"dump the cluster's CRDs (`kubectl get {CRDS}"),
+        # served (its CRD is listed) but the dump is empty: kubectl failed there
+        ({KV: "", CRDS: [KUBEVIRT_CRD]}, "kubevirt.io", "KubeVirt", "although the cluster serves"),
+        # served, not dumped at all
+        ({CRDS: [KUBEVIRT_CRD]}, "kubevirt.io", "KubeVirt", f"holds no KubeVirt ({KV})"),
+        # a built-in kind is always served: a CRD list says nothing about it
+        ({CRDS: []}, "", "Node", "holds no Node (nodes)"),
+        ({"nodes": "", CRDS: []}, "", "Node", "although the cluster serves Node"),
+        # an empty list names no kind, and says that none exist
+        ({KV: []}, "kubevirt.io", "KubeVirt", None),
+    ],
+)
+def test_a_snapshot_says_which_kinds_it_can_tell_about(
+    tmp_path: Path, files: dict[str, Any], group: str, kind: str, problem: str | None
+) -> None:
+    for name, content in files.items():
+        text = (
+            content
+            if isinstance(content, str)
+            else yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": content})
+        )
+        (tmp_path / f"{name}.yaml").write_text(text)
+    (tmp_path / "namespaces.yaml").write_text(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}})
+    )
+    live = Live(SnapshotReader.of_folder(tmp_path))
+    assert live.requires(group, kind, "X") is (problem is None)
+    if problem is None:
+        assert live.problems == []
+        assert live.get(ObjectKey(group, kind, "kubevirt", "kubevirt")) is None
+        assert live.unread == set()  # not served: absent, not unread
+    else:
+        (line,) = live.problems
+        assert problem in line
+        assert "rerun" not in line
+        if "empty" in line and "although" not in line:
+            assert f"kubectl get {KV}" not in line, "never the command that cannot work"
