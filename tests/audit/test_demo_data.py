@@ -72,7 +72,8 @@ AMS1: set[Row] = {
      "never", True, ("flux",)),
     # a VM asks for a device name no entry permits
     ("missing", "VirtualMachine", "tenant-root/train02",
-     "/spec/template/spec/domain/devices/gpus/0/deviceName", "high", "never", True, ()),
+     "/spec/template/spec/domain/devices/gpus/0/deviceName", "high", "never", True,
+     ("helm-controller",)),
     # a GPU node relabelled by hand
     ("modified", "Node", "gpu-ams1-02", "/metadata/labels/nvidia.com~1gpu.workload.config",
      "medium", "never", True, ("kubectl-label",)),
