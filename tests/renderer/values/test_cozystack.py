@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from renderer.cozystack_names import GPU_OPERATOR, HAMI
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT
 from renderer.model import Device, Platform, ProfileSpec
 from renderer.values.cozystack import (
     ChartFailure,
@@ -153,3 +153,24 @@ def test_a_package_leaves_by_dropping_out_of_enabled_or_entering_disabled():
     )
     assert packages_leaving(before, never) == ["x"]
     assert packages_leaving(before, before) == []
+
+
+@pytest.mark.parametrize(
+    ("variant", "values", "names"),
+    [
+        ("isp-full", {"enabledPackages": [GPU_OPERATOR]}, [KUBEVIRT, GPU_OPERATOR]),
+        ("isp-full-generic", {"enabledPackages": [GPU_OPERATOR]}, [KUBEVIRT, GPU_OPERATOR]),
+        (
+            "isp-full",
+            {"enabledPackages": [GPU_OPERATOR], "disabledPackages": [GPU_OPERATOR]},
+            [KUBEVIRT],
+        ),
+        ("isp-full", {"enabledPackages": []}, [KUBEVIRT]),
+    ],
+    ids=["isp-full", "isp-full-generic", "disabled-wins", "not-enabled"],
+)
+def test_the_gpu_packages_the_iaas_bundle_renders(variant, values, names):
+    """Without the chart at hand (test_oracle.py holds these against it): both full system
+    variants render the bundle, and disabledPackages wins over enabledPackages."""
+    eff = effective_values({"bundles": values}, variant)
+    assert [p["metadata"]["name"] for p in predict_packages(eff, "1.6")] == names
