@@ -69,7 +69,10 @@ class Platform:
     """What runs the cluster: Cozystack, or plain Flux with KubeVirt."""
 
     type: Literal["cozystack", "flux"] = spec("cozystack or flux.")
-    version: str | None = spec('Cozystack version: "1.5", "1.6" or "main".', default=None)
+    version: str | None = spec(
+        'Cozystack minor version: "1.5", "1.6" or "main" (main at the pinned chart commit).',
+        default=None,
+    )
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import pytest
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.profile import MAX_FILE_BYTES
+from renderer.rules.versions import KNOWN
 from tests.renderer.profile_texts import write_cluster
 
 F = "clusters/c1/gpu-profile.yaml"
@@ -410,15 +411,42 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         P('  platform: {type: cozystack, version: "1.4"}\n  variant: passthrough\n'),
         PLATFORM(),
         [
-            f'{F}:6: error: spec.platform.version: "1.4" is not supported: use "1.5", "1.6" or '
-            '"main" (GPU wiring through the bundle starts at v1.5.0)'
+            f'{F}:6: error: spec.platform.version: "1.4" is older than the GPU bundle: GPU wiring '
+            f"through the bundle starts at v1.5.0; use {KNOWN}"
+        ],
+    ),
+    (
+        "cozystack-version-patch",
+        P('  platform: {type: cozystack, version: "1.6.4"}\n  variant: passthrough\n'),
+        PLATFORM(),
+        [
+            f'{F}:6: error: spec.platform.version: "1.6.4" is a patch release: the profile names '
+            'the minor version, write "1.6"'
+        ],
+    ),
+    (
+        "cozystack-version-tag",
+        P('  platform: {type: cozystack, version: "v1.6.2"}\n  variant: passthrough\n'),
+        PLATFORM(),
+        [
+            f'{F}:6: error: spec.platform.version: "v1.6.2" is a patch release: the profile names '
+            'the minor version, write "1.6"'
+        ],
+    ),
+    (
+        "cozystack-version-newer",
+        P('  platform: {type: cozystack, version: "1.7"}\n  variant: passthrough\n'),
+        PLATFORM(),
+        [
+            f'{F}:6: error: spec.platform.version: "1.7" is newer than the versions this tool '
+            f"knows: {KNOWN}; upgrade gpu-gitops"
         ],
     ),
     (
         "cozystack-version-missing",
         P("  platform: {type: cozystack}\n  variant: passthrough\n"),
         PLATFORM(),
-        [f'{F}:6: error: spec.platform: version is required on Cozystack: "1.5", "1.6" or "main"'],
+        [f"{F}:6: error: spec.platform: version is required on Cozystack: {KNOWN}"],
     ),
     (
         "cozystack-container-with-hami",

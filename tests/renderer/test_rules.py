@@ -18,6 +18,7 @@ from kubedata.yaml_io import load_all
 from renderer.errors import Problem, ProfileError
 from renderer.kustomize.workers import build_overlays
 from renderer.render import label_commands, render_profiles
+from renderer.rules.versions import KNOWN
 from renderer.validate import Checked, check_clusters
 from tests.renderer.profile_texts import HEAD
 
@@ -1332,8 +1333,8 @@ def test_cozystack_version_not_supported(tmp_path):
             E(
                 8,
                 "spec.platform.version",
-                '"1.4" is not supported: use "1.5", "1.6" or "main" (GPU wiring through the '
-                "bundle starts at v1.5.0)",
+                '"1.4" is older than the GPU bundle: GPU wiring through the bundle starts at '
+                f"v1.5.0; use {KNOWN}",
             )
         ],
     )
@@ -1349,7 +1350,7 @@ def test_cozystack_version_required(tmp_path):
     body = "platform:\n  type: cozystack\nvariant: passthrough\n"
     assert check(tmp_path, body, FULL) == (
         False,
-        [E(6, "spec.platform", 'version is required on Cozystack: "1.5", "1.6" or "main"')],
+        [E(6, "spec.platform", f"version is required on Cozystack: {KNOWN}")],
     )
 
 
