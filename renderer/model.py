@@ -209,7 +209,14 @@ class KubeVirtTarget:
         pattern=r"[0-9]+\.[0-9]+",
         hint='is not a minor version like "1.8"',
     )
-    feature_gates: list[str] = spec("Every other feature gate the cluster needs.", factory=list)
+    feature_gates: list[str] = spec(
+        "Feature gates the cluster needs beyond the live ones (kubevirt.yaml); kept with them.",
+        factory=list,
+    )
+    remove_feature_gates: list[str] = spec(
+        "Live feature gates to turn off: the only way a gate of kubevirt.yaml leaves the list.",
+        factory=list,
+    )
 
 
 @dataclass(frozen=True)

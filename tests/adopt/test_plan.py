@@ -12,6 +12,7 @@ from audit.findings.finding import Finding, FindingType, ObjectRef, Source
 from kubedata.objects import KubeObject, ObjectKey
 from renderer.profile import LoadedProfile, load_profile_bytes
 from tests.conftest import REPO_ROOT
+from tests.renderer.profile_texts import folder_files
 
 KUBEVIRT = ObjectRef("kubevirt.io/v1", "KubeVirt", "cozy-kubevirt", "kubevirt")
 FLUX_KUBEVIRT = ObjectRef("kubevirt.io/v1", "KubeVirt", "kubevirt", "kubevirt")
@@ -25,13 +26,7 @@ H200 = {"pciVendorSelector": "10DE:2335", "resourceName": "nvidia.com/GH100_H200
 
 
 def profile(name: str) -> LoadedProfile:
-    folder = REPO_ROOT / "clusters" / name
-    platform = folder / "platform.yaml"
-    return load_profile_bytes(
-        name,
-        (folder / "gpu-profile.yaml").read_bytes(),
-        platform.read_bytes() if platform.exists() else None,
-    )
+    return load_profile_bytes(name, folder_files(REPO_ROOT / "clusters" / name))
 
 
 def finding(
