@@ -5,6 +5,7 @@ build's atomic lists drop from them (DESIGN §3). Pure.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubedata.yaml_io import Path
@@ -35,6 +36,14 @@ def _lists(value: Any, at: Path) -> list[tuple[Path, list[Any]]]:
     return []
 
 
+def _item(value: Any) -> str:
+    """A list item as a message shows it: a device by its selector, anything else as JSON."""
+    if isinstance(value, dict):
+        selector = value.get("pciVendorSelector") or value.get("mdevNameSelector")
+        return str(selector) if selector else json.dumps(value, sort_keys=True)
+    return str(value)
+
+
 def _marked(c: RuleChecker, doc: LiveDoc, built: dict[str, Any], at: Path) -> None:
     """Refuse a live file without import's mark; warn for each list a hand-written one replaces
     (`built`: what the build writes at `at`, by key)."""
@@ -51,7 +60,7 @@ def _marked(c: RuleChecker, doc: LiveDoc, built: dict[str, Any], at: Path) -> No
         )
         return
     for path, value in _lists(built, at):
-        shown = ", ".join(map(str, value)) or "nothing"
+        shown = ", ".join(map(_item, value)) or "nothing"
         c.file_problem(
             doc,
             (*_ANNOTATIONS, HAND_WRITTEN),
