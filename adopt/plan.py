@@ -20,13 +20,13 @@ field renders. Whether an edit breaks a rule is known only after validation (run
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from audit.findings.finding import Finding
+from audit.findings.provenance import patch_command
 from kubedata.objects import KubeObject, ObjectKey, pointer_tokens
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_HAMI_RELEASE
@@ -160,6 +160,12 @@ def _devices(f: Finding, ctx: _Context, tokens: tuple[str, ...]) -> tuple[str, l
                 "listed; edit the profile by hand"
             )
         edits.append(Edit("remove", ("spec", "devices"), {selector: value}, selector))
+    if not edits and any(d.startswith("duplicate ") for d in f.details):
+        raise _No(
+            "the live list repeats a device selector, which spec.devices can hold only once "
+            "(virt-handler advertises one resource per selector): delete the duplicate entry "
+            "from the live object"
+        )
     if not edits:
         raise _No("the live device list differs only in fields the profile does not set")
     return ctx.profile_file, edits
@@ -343,8 +349,6 @@ _RULES: dict[tuple[str, str], _Rule] = {
 
 def _why_not(f: Finding) -> str | None:
     """Reasons that hold whatever the object."""
-    if f.redacted:
-        return "the value is a secret (shown redacted): secrets are never copied into git"
     if f.type == "suspended":
         return "suspending a Flux object is an operation, not a profile value"
     if f.type == "missing" and f.object.kind == "VirtualMachine":
@@ -354,8 +358,14 @@ def _why_not(f: Finding) -> str | None:
         )
     if f.type == "missing":
         return "the object is declared but absent live: there is nothing live to keep"
+    # ownership first: a redacted value no profile field sets is refused for that, not as a secret
     if f.source is None:
         return "not owned by the profile: no field of gpu-profile.yaml or platform.yaml renders it"
+    if f.redacted:
+        return (
+            "the value is redacted (a Secret's data or Helm release values, shown as a digest): "
+            "redacted values are never copied into git"
+        )
     return None
 
 
@@ -418,12 +428,9 @@ def revert_command(f: Finding, cluster: str) -> str:
     if f.revert == "next-upgrade" and f.revert_release:
         ns, _, name = f.revert_release.partition("/")
         return f"flux reconcile helmrelease {shlex.quote(name)} -n {ns} --force"
-    if f.type == "missing" or f.redacted:
+    # (a redacted field git does not declare is removed: nothing secret to spell out)
+    if f.type == "missing" or (f.redacted and f.desired is not None):
         # re-apply what git declares (a secret's value is never spelled out in a command)
         apply = "kubectl apply --server-side --force-conflicts -f -"
         return f"gpu-gitops build --cluster {cluster} | {apply}"
-    if f.desired is None:
-        patch: list[dict[str, Any]] = [{"op": "remove", "path": f.path}]
-    else:
-        patch = [{"op": "add", "path": f.path, "value": f.desired}]
-    return f"kubectl patch {_target(f)} --type=json -p {shlex.quote(json.dumps(patch))}"
+    return patch_command(f)

@@ -24,7 +24,13 @@ from audit.sources.live import Live
 from kubedata.objects import KubeObject, ObjectKey
 from renderer.checkout import origin_url
 from renderer.errors import Problem, ProfileError
-from renderer.profile import load_profile_bytes, platform_path, profile_path
+from renderer.profile import (
+    ClusterFiles,
+    kubevirt_path,
+    load_profile_bytes,
+    platform_path,
+    profile_path,
+)
 from renderer.publish.gitobjects import ref_sha
 from renderer.render import Rendered
 
@@ -133,15 +139,25 @@ def _select(result: AuditResult, wanted: Sequence[str]) -> list[Finding]:
 
 
 def _head_texts(repo: git.Repo, base: str, cluster: str) -> dict[str, bytes | None]:
-    """The cluster's profile and platform.yaml at HEAD (None: absent); the profile must exist."""
-    profile_file, platform_file = profile_path(cluster), platform_path(cluster)
+    """The cluster's profile and live files at HEAD (None: absent); the profile must exist."""
+    profile_file = profile_path(cluster)
     profile = _read(repo, base, profile_file)
     if profile is None:
         raise AdoptError(
             f"{profile_file}: no profile for cluster {cluster} at HEAD; write one (see README "
             "'GPU profile') before adopting its drift"
         )
-    return {profile_file: profile, platform_file: _read(repo, base, platform_file)}
+    live = (platform_path(cluster), kubevirt_path(cluster))
+    return {profile_file: profile, **{f: _read(repo, base, f) for f in live}}
+
+
+def _files(texts: Mapping[str, bytes | None], cluster: str) -> ClusterFiles:
+    """The input files of `_head_texts` (possibly edited), as the renderer loads them."""
+    return ClusterFiles(
+        texts[profile_path(cluster)] or b"",
+        texts[platform_path(cluster)],
+        texts[kubevirt_path(cluster)],
+    )
 
 
 def _unified_diff(original: Mapping[str, bytes | None], changed: Mapping[str, bytes]) -> str:
@@ -168,13 +184,11 @@ def prepare(
     """Everything adopt will write, decided without writing. AdoptError on bad input."""
     cluster = result.cluster
     base = ensure_clean(repo)
-    profile_file, platform_file = profile_path(cluster), platform_path(cluster)
     texts = _head_texts(repo, base, cluster)
-    profile = texts[profile_file] or b""
     origin = origin_url(Path(repo.working_dir)) if repo.working_dir else None
     try:
-        loaded = load_profile_bytes(cluster, profile, texts[platform_file])
-        rendered, warnings = check_render(cluster, (profile, texts[platform_file]), origin)
+        loaded = load_profile_bytes(cluster, _files(texts, cluster))
+        rendered, warnings = check_render(cluster, _files(texts, cluster), origin)
     except ProfileError as exc:
         raise AdoptError(
             f"the profile at HEAD does not validate ({_first_error(exc)}): fix it first"
@@ -200,9 +214,7 @@ def prepare(
             continue
         trial = {**texts, item.file: new_text}
         try:
-            trial_rendered, trial_warnings = check_render(
-                cluster, (trial[profile_file] or b"", trial[platform_file]), origin
-            )
+            trial_rendered, trial_warnings = check_render(cluster, _files(trial, cluster), origin)
             reason = _unrendered(item, rendered, trial_rendered, warnings, trial_warnings)
         except ProfileError as exc:
             reason = f"the edit would break a rule: {_first_error(exc)}"

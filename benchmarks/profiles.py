@@ -26,6 +26,13 @@ _MDEV = [
 ]
 
 
+_MARK = (
+    "{gpu-gitops.io/imported-from: https://api.example.net:6443, "
+    "gpu-gitops.io/imported-at: '2026-11-30T09:00:00Z'}"
+)
+"""import's mark (renderer/live_file.py), so the generated live files load."""
+
+
 def _device_yaml(cls: str, selector_key: str, selector: str, resource: str) -> str:
     return (
         f'    - class: {cls}\n      {selector_key}: "{selector}"\n      resourceName: {resource}\n'
@@ -73,13 +80,22 @@ def _profile(name: str, rng: random.Random) -> tuple[str, str | None]:
     if cozystack:
         platform = (
             "apiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n"
-            "  name: cozystack.cozystack-platform\nspec:\n"
+            f"  name: cozystack.cozystack-platform\n  annotations: {_MARK}\nspec:\n"
             f"  variant: {rng.choice(['isp-full', 'isp-full-generic'])}\n"
             "  components:\n    platform:\n      values:\n"
             f"        publishing: {{host: {name}.example.net}}\n"
             f"        resources: {{cpuAllocationRatio: {rng.choice([4, 8, 10])}}}\n"
         )
     return "\n".join(lines) + "\n", platform
+
+
+def _kubevirt(name: str) -> str:
+    """kubevirt.yaml of a plain-Flux cluster, as import writes it: no live gates or devices."""
+    return (
+        "apiVersion: kubevirt.io/v1\nkind: KubeVirt\n"
+        f"metadata:\n  name: kubevirt\n  namespace: kubevirt\n  annotations: {_MARK}\n"
+        "spec:\n  configuration:\n    developerConfiguration: {featureGates: []}\n"
+    )
 
 
 def write_profiles(root: Path, n: int, seed: int = 7) -> list[str]:
@@ -93,4 +109,6 @@ def write_profiles(root: Path, n: int, seed: int = 7) -> list[str]:
         (folder / "gpu-profile.yaml").write_text(profile)
         if platform:
             (folder / "platform.yaml").write_text(platform)
+        elif "kubevirt:" in profile:  # plain Flux with GPU wiring: the live CR, imported
+            (folder / "kubevirt.yaml").write_text(_kubevirt(name))
     return names

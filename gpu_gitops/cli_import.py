@@ -1,4 +1,9 @@
-"""`gpu-gitops import`: write clusters/<name>/platform.yaml from the live platform Package.
+"""`gpu-gitops import`: write a cluster's live file from the live object it stands for.
+
+On Cozystack (or with no profile yet) that is clusters/<name>/platform.yaml from the platform
+Package; on plain Flux clusters/<name>/kubevirt.yaml from the KubeVirt CR spec.kubevirt names.
+The file carries import's mark: the API server (and context) it was read from, and when; the
+time is SOURCE_DATE_EPOCH when set (reproducible runs and tests), else now.
 
 Exit codes (DESIGN §7): 0 written (or already up to date), 2 error (nothing written).
 """
@@ -8,19 +13,34 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from audit.errors import AuditError
 from audit.kube.api import KubeApi
-from audit.kube.kubeconfig import load_cluster_config
+from audit.kube.kubeconfig import ClusterConfig, load_cluster_config
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
-from renderer.errors import WriteError
+from kubedata.errors import YamlError
+from kubedata.objects import KubeObject, ObjectKey
+from kubedata.yaml_io import load_all
+from renderer.errors import Problem, ProfileError, WriteError
+from renderer.kubevirt_file import kubevirt_file_text, kubevirt_key
+from renderer.live_file import IMPORTED_AT, ImportMark
 from renderer.platform_file import PLATFORM_KEY, platform_file_text
-from renderer.profile import MAX_FILE_BYTES, check_cluster_name, platform_path
+from renderer.profile import (
+    MAX_FILE_BYTES,
+    check_cluster_name,
+    kubevirt_path,
+    platform_path,
+    read_profile,
+)
 from renderer.repofiles import read_bytes, repo_path
 
 __all__ = ["cmd_import", "define_import"]
+
+_Text = Callable[[KubeObject, str, ImportMark], str]
 
 
 def _write(path: Path, text: str) -> None:
@@ -39,26 +59,74 @@ def _write(path: Path, text: str) -> None:
         raise WriteError(f"cannot write {path}: {exc.strerror}; nothing was changed") from None
 
 
+def _now() -> str:
+    """The import time, RFC 3339 UTC: SOURCE_DATE_EPOCH (reproducible-builds.org) when set."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        when = datetime.now(UTC)
+    elif epoch.isdigit():
+        when = datetime.fromtimestamp(int(epoch), UTC)
+    else:
+        raise ProfileError(
+            [Problem("SOURCE_DATE_EPOCH", 0, "", f'"{epoch}" is not a count of seconds')]
+        )
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _source(config: ClusterConfig) -> str:
+    """What the mark names as the source: the server and the context (never a local path)."""
+    return f"{config.server} (context {config.context})" if config.context else config.server
+
+
+def _old_time(data: bytes | None) -> str | None:
+    """The import time in the file written before (None: no such file or mark)."""
+    try:
+        docs = load_all(data.decode("utf-8")) if data else []
+    except (UnicodeDecodeError, YamlError):
+        return None
+    meta = docs[0].get("metadata") if docs and isinstance(docs[0], dict) else None
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    at = annotations.get(IMPORTED_AT) if isinstance(annotations, dict) else None
+    return at if isinstance(at, str) else None
+
+
+def _target(args: argparse.Namespace) -> tuple[ObjectKey, str, _Text, str]:
+    """(object, file, text function, what to say when it is missing) for the cluster's platform."""
+    profile = read_profile(args.repo, args.cluster)
+    if profile is not None and profile.spec.platform.type == "flux":
+        key = kubevirt_key(profile.spec.kubevirt)
+        missing = "are spec.kubevirt.namespace and .name right, and the right --context?"
+        return key, kubevirt_path(args.cluster), kubevirt_file_text, missing
+    missing = (
+        "is this a Cozystack cluster, and the right --context? (for plain Flux, write "
+        f"clusters/{args.cluster}/gpu-profile.yaml with spec.platform.type: flux first)"
+    )
+    return PLATFORM_KEY, platform_path(args.cluster), platform_file_text, missing
+
+
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
     check_cluster_name(args.cluster)
+    key, rel, file_text, missing = _target(args)
+    now = _now()
     config = load_cluster_config(args.kubeconfig, args.context)
     for warning in config.warnings:
         console.problem(f"gpu-gitops: warning: {warning}")
     with KubeApi(config) as api:
-        live = api.get(PLATFORM_KEY)
+        live = api.get(key)
     if live is None:
-        raise AuditError(
-            f"{config.server} has no {PLATFORM_KEY}: is this a Cozystack cluster, "
-            "and the right --context?"
-        )
-    text = platform_file_text(live, args.cluster)
-    rel = platform_path(args.cluster)
+        raise AuditError(f"{config.server} has no {key}: {missing}")
     # never through a symbolic link committed in the checkout
     path = repo_path(args.repo, rel)
-    if read_bytes(args.repo, rel, MAX_FILE_BYTES) == text.encode("utf-8"):
+    old = read_bytes(args.repo, rel, MAX_FILE_BYTES)
+    # Unchanged live state keeps the file (and its import time) as it is.
+    then = _old_time(old)
+    if (
+        then is not None
+        and old == file_text(live, args.cluster, ImportMark(_source(config), then)).encode()
+    ):
         console.say(f"{rel} is up to date")
         return 0
-    _write(path, text)
+    _write(path, file_text(live, args.cluster, ImportMark(_source(config), now)))
     console.say(f"wrote {rel}")
     return 0
 
@@ -70,6 +138,7 @@ def define_import(p: argparse.ArgumentParser) -> Command:
         """
 gpu-gitops import --cluster ams1                      # current kubeconfig context
 gpu-gitops import --cluster ams1 --context ams1-admin
+Cozystack: clusters/NAME/platform.yaml; plain Flux: clusters/NAME/kubevirt.yaml
 exit codes: 0 written, 2 error""",
     )
     p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")

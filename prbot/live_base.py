@@ -16,7 +16,7 @@ from kubedata.yaml_io import Marks
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_VALUES, platform_values
 from renderer.model import Device, Variant
 from renderer.platform_file import PLATFORM_KEY
-from renderer.profile import LoadedProfile, PlatformDoc
+from renderer.profile import LiveDoc, LoadedProfile
 from renderer.values.cozystack import effective_values
 
 from prbot.risk_check import Objects
@@ -31,7 +31,7 @@ def _gpu(values: dict[str, Any]) -> dict[str, Any]:
     return gpu if isinstance(gpu, dict) else {}
 
 
-def _devices(doc: PlatformDoc, values: dict[str, Any], marks: Marks) -> list[Device]:
+def _devices(doc: LiveDoc, values: dict[str, Any], marks: Marks) -> list[Device]:
     """The devices platform.yaml permits, each marked at its line of platform.yaml."""
     permitted = _gpu(values).get("permittedHostDevices")
     out: list[Device] = []

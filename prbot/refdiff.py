@@ -20,13 +20,16 @@ from renderer.gitrepo import open_repo, resolve
 from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import (
+    INPUT_FILES,
+    KUBEVIRT_FILE,
     MAX_FILE_BYTES,
     PLATFORM_FILE,
     PROFILE_FILE,
+    ClusterFiles,
     LoadedProfile,
     check_cluster_name,
 )
-from renderer.validate import Checked, ClusterFiles, check_files
+from renderer.validate import Checked, check_files
 
 from prbot.diff import ObjectChange, diff_objects, index_objects
 from prbot.live_base import live_base
@@ -34,10 +37,7 @@ from prbot.nodes import NodeChange, node_changes
 from prbot.risk_check import Risk
 from prbot.risks import cluster_risks
 
-__all__ = ["INPUT_FILES", "ClusterDiff", "RefDiff", "Side", "cluster_inputs", "diff_refs"]
-
-INPUT_FILES = (PROFILE_FILE, PLATFORM_FILE)
-"""What a cluster's rendered output depends on, besides the tool itself."""
+__all__ = ["ClusterDiff", "RefDiff", "Side", "cluster_inputs", "diff_refs"]
 
 Objects = dict[ObjectKey, KubeObject]
 
@@ -141,7 +141,9 @@ def _load(
                 continue
             data[blob.name] = blob.data_stream.read()
         if PROFILE_FILE in data:
-            files[name] = (data[PROFILE_FILE], data.get(PLATFORM_FILE))
+            files[name] = ClusterFiles(
+                data[PROFILE_FILE], data.get(PLATFORM_FILE), data.get(KUBEVIRT_FILE)
+            )
     try:
         if problems:
             raise ProfileError(problems)

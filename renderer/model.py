@@ -70,7 +70,10 @@ class Platform:
     """What runs the cluster: Cozystack, or plain Flux with KubeVirt."""
 
     type: Literal["cozystack", "flux"] = spec("cozystack or flux.")
-    version: str | None = spec('Cozystack version: "1.5", "1.6" or "main".', default=None)
+    version: str | None = spec(
+        'Cozystack minor version: "1.5", "1.6" or "main" (main at the pinned chart commit).',
+        default=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,14 @@ class KubeVirtTarget:
         pattern=r"[0-9]+\.[0-9]+",
         hint='is not a minor version like "1.8"',
     )
-    feature_gates: list[str] = spec("Every other feature gate the cluster needs.", factory=list)
+    feature_gates: list[str] = spec(
+        "Feature gates the cluster needs beyond the live ones (kubevirt.yaml); kept with them.",
+        factory=list,
+    )
+    remove_feature_gates: list[str] = spec(
+        "Live feature gates to turn off: the only way a gate of kubevirt.yaml leaves the list.",
+        factory=list,
+    )
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from renderer.bases import (
 from renderer.cozystack_names import PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.kustomize.library import KUSTOMIZATION
+from renderer.live_file import MARKS
 from renderer.model import AuditAlerts
 from renderer.profile import LoadedProfile
 from renderer.values.cozystack import effective_values, platform_gpu_values
@@ -104,7 +105,9 @@ def _platform_ops(lp: LoadedProfile) -> list[tuple[str, str, Any]]:
     if labels:
         ops.append(("add", pointer("metadata", "labels"), labels))
     # The base's prune: disabled must survive platform.yaml's own annotations.
-    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != _LAST_APPLIED}
+    # Nor the marks about the file itself (import's source and time).
+    dropped = (_LAST_APPLIED, *MARKS)
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in dropped}
     ops.append(("add", pointer("metadata", "annotations"), {**annotations, **PRUNE_DISABLED}))
     ops.append(("add", "/spec", spec))
     ops += [
@@ -175,7 +178,7 @@ def _flux_overlay(lp: LoadedProfile, bases: list[str], patch: _Patch) -> None:
         )
     if has_kubevirt_object(lp):
         bases.append(FLUX_KUBEVIRT_BASE)
-        config = kubevirt_configuration(spec)
+        config = kubevirt_configuration(spec, lp.kubevirt.obj if lp.kubevirt else None)
         patch(
             "kubevirt.patch.yaml",
             {"kind": "KubeVirt", "name": KUBEVIRT_NAME},

@@ -1,29 +1,16 @@
-"""clusters/<name>/platform.yaml from the live platform Package (`gpu-gitops import`).
-
-Pure: the object as the API server returned it -> the file's text. Only what the renderer carries
-over is kept (apiVersion, kind, metadata name, labels and annotations, spec); server-set fields,
-status and the marks of other tools are stripped, and keys are sorted so the same live Package
-always gives the same bytes.
-"""
+"""clusters/<name>/platform.yaml from the live platform Package (`gpu-gitops import`). Pure."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubedata.objects import KubeObject, ObjectKey
-from kubedata.yaml_io import dump_yaml
 
 from renderer.cozystack_names import PLATFORM_PACKAGE
-from renderer.errors import Problem, ProfileError
-from renderer.profile import PLATFORM_FILE, parse_platform
+from renderer.live_file import ImportMark, live_file_text
+from renderer.profile import parse_platform, platform_path
 
 __all__ = ["PLATFORM_KEY", "platform_file_text"]
 
 PLATFORM_KEY = ObjectKey("cozystack.io", "Package", "", PLATFORM_PACKAGE)
-_API_VERSION = "cozystack.io/v1alpha1"
-# Written by the tools that apply the object, not by its owner: never part of its desired state.
-_DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
-_DROPPED_LABEL_PREFIXES = ("kustomize.toolkit.fluxcd.io/",)
 _HEADER = (
     "# The platform Package as it is live, written by gpu-gitops import --cluster {name}\n"
     "# (server fields removed). The renderer keeps every value here and sets only the GPU keys;\n"
@@ -31,42 +18,9 @@ _HEADER = (
 )
 
 
-def _sorted(value: Any) -> Any:
-    """Mapping keys sorted at every depth; list order is meaning, so it is kept."""
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
-
-
-def platform_file_text(live: KubeObject, cluster: str) -> str:
+def platform_file_text(live: KubeObject, cluster: str, mark: ImportMark) -> str:
     """The text of clusters/<cluster>/platform.yaml; ProfileError if it would not load back."""
-    file = f"clusters/{cluster}/{PLATFORM_FILE}"
-    if str(live.get("apiVersion", _API_VERSION)) != _API_VERSION:
-        raise ProfileError(
-            [Problem(file, 0, "apiVersion", f"the live Package is not {_API_VERSION}")]
-        )
-    meta = live.get("metadata") or {}
-    labels = {
-        k: v
-        for k, v in (meta.get("labels") or {}).items()
-        if not k.startswith(_DROPPED_LABEL_PREFIXES)
-    }
-    annotations = {
-        k: v for k, v in (meta.get("annotations") or {}).items() if k not in _DROPPED_ANNOTATIONS
-    }
-    kept_meta: dict[str, Any] = {"name": meta.get("name")}
-    if labels:
-        kept_meta["labels"] = _sorted(labels)
-    if annotations:
-        kept_meta["annotations"] = _sorted(annotations)
-    doc = {
-        "apiVersion": _API_VERSION,
-        "kind": "Package",
-        "metadata": kept_meta,
-        "spec": _sorted(live.get("spec") or {}),
-    }
-    text = _HEADER.format(name=cluster) + dump_yaml(doc)
+    file = platform_path(cluster)
+    text = live_file_text(live, file, "cozystack.io/v1alpha1", _HEADER.format(name=cluster), mark)
     parse_platform(text, file)  # the renderer must be able to read what is written
     return text

@@ -1,11 +1,12 @@
-"""Reading clusters/<name>/gpu-profile.yaml (and the optional platform.yaml) from disk."""
+"""Reading clusters/<name>/gpu-profile.yaml and the live files import writes (platform.yaml,
+kubevirt.yaml) from disk or from their bytes."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubedata.yaml_io import Marks, load_marked, nearest_line
 
@@ -17,24 +18,36 @@ from renderer.rules.syntax import DNS_LABEL
 from renderer.schema import decode
 
 __all__ = [
+    "INPUT_FILES",
+    "KUBEVIRT_FILE",
+    "LIVE_FILES",
     "MAX_FILE_BYTES",
     "PLATFORM_FILE",
     "PROFILE_FILE",
+    "ClusterFiles",
+    "LiveDoc",
     "LoadedProfile",
-    "PlatformDoc",
     "check_cluster_name",
     "cluster_named_by",
     "discover_clusters",
+    "kubevirt_path",
     "load_profile",
     "load_profile_bytes",
+    "parse_kubevirt",
     "parse_platform",
     "parse_profile",
     "platform_path",
     "profile_path",
+    "read_profile",
 ]
 
 PROFILE_FILE = "gpu-profile.yaml"
 PLATFORM_FILE = "platform.yaml"
+KUBEVIRT_FILE = "kubevirt.yaml"
+LIVE_FILES = (PLATFORM_FILE, KUBEVIRT_FILE)
+"""What `import` writes: the live objects the build merges into."""
+INPUT_FILES = (PROFILE_FILE, *LIVE_FILES)
+"""Every file of a cluster folder the build reads."""
 MAX_FILE_BYTES = 256 * 1024
 """A profile is a page of YAML; anything larger is a mistake (or an attack), not a profile."""
 
@@ -49,9 +62,23 @@ def platform_path(cluster: str) -> str:
     return f"clusters/{cluster}/{PLATFORM_FILE}"
 
 
+def kubevirt_path(cluster: str) -> str:
+    """clusters/<cluster>/kubevirt.yaml, relative to the repository root."""
+    return f"clusters/{cluster}/{KUBEVIRT_FILE}"
+
+
+class ClusterFiles(NamedTuple):
+    """The bytes of a cluster's input files (None: absent)."""
+
+    profile: bytes
+    platform: bytes | None = None
+    kubevirt: bytes | None = None
+
+
 @dataclass(frozen=True)
-class PlatformDoc:
-    """clusters/<name>/platform.yaml: the platform Package as it is today, with its line marks."""
+class LiveDoc:
+    """A live file (platform.yaml: the platform Package; kubevirt.yaml: the KubeVirt CR) as it
+    is today, with its line marks."""
 
     file: str
     obj: dict[str, Any]
@@ -65,7 +92,8 @@ class LoadedProfile:
     file: str
     profile: GPUProfile
     marks: Marks
-    platform: PlatformDoc | None
+    platform: LiveDoc | None
+    kubevirt: LiveDoc | None = None
     origin_url: str | None = None
     """URL of the checkout's `origin` remote: the default of spec.flux.url (None: unknown)."""
 
@@ -124,9 +152,11 @@ def parse_profile(text: str, file: str, folder: str | None) -> tuple[GPUProfile,
     return profile, marks
 
 
+_Shapes = tuple[tuple[tuple[str, ...], type, str], ...]
 # What the renderer reads of platform.yaml, and the shape each must have when it is written.
-_PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
+_PLATFORM_SHAPES: _Shapes = (
     (("metadata",), dict, "a mapping"),
+    (("metadata", "annotations"), dict, "a mapping"),
     (("spec",), dict, "a mapping"),
     (("spec", "variant"), str, "a string, e.g. isp-full"),
     (("spec", "components"), dict, "a mapping"),
@@ -138,60 +168,105 @@ _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
     ((*PLATFORM_VALUES, "bundles", "enabledPackages"), list, "a list of package names"),
     ((*PLATFORM_VALUES, "bundles", "disabledPackages"), list, "a list of package names"),
 )
+_CONFIG = ("spec", "configuration")
+_PERMITTED = (*_CONFIG, "permittedHostDevices")
+# The same for kubevirt.yaml: the lists the build merges with.
+_KUBEVIRT_SHAPES: _Shapes = (
+    (("metadata",), dict, "a mapping"),
+    (("metadata", "annotations"), dict, "a mapping"),
+    (("spec",), dict, "a mapping"),
+    (_CONFIG, dict, "a mapping"),
+    ((*_CONFIG, "developerConfiguration"), dict, "a mapping"),
+    ((*_CONFIG, "developerConfiguration", "featureGates"), list, "a list of gate names"),
+    (_PERMITTED, dict, "a mapping"),
+    ((*_PERMITTED, "pciHostDevices"), list, "a list of devices"),
+    ((*_PERMITTED, "mediatedDevices"), list, "a list of devices"),
+)
 
 
-def parse_platform(text: str, file: str) -> PlatformDoc:
-    """Decode platform.yaml text; ProfileError names every field of the wrong shape."""
-    with yaml_problems():
-        data, marks = load_marked(text, file)
-
-    if not isinstance(data, dict):
-        raise ProfileError(
-            [
-                Problem(
-                    file,
-                    nearest_line(marks, ()),
-                    "",
-                    "must be the platform Package (kubectl get packages.cozystack.io "
-                    "cozystack.cozystack-platform -o yaml), a mapping",
-                )
-            ]
-        )
-    want = {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package"}
-    problems = [
-        Problem(file, marks.get((k,), 1), k, f'must be "{v}"')
-        for k, v in want.items()
-        if data.get(k) != v
-    ]
+def _shape_problems(
+    data: dict[str, Any], marks: Marks, file: str, shapes: _Shapes
+) -> list[Problem]:
+    """A problem per field of `shapes` written with another shape (a list of strings where the
+    shape says so, of mappings where it names devices)."""
+    problems: list[Problem] = []
     bad: set[tuple[str, ...]] = set()
-    for path, kind, what in _PLATFORM_SHAPES:
+    for path, kind, what in shapes:
         parent: Any = data
         for key in path[:-1]:
             parent = parent.get(key) if isinstance(parent, dict) else None
-        if path[:-1] in bad or not isinstance(parent, dict) or path[-1] not in parent:
+        if any(path[:i] in bad for i in range(len(path))) or not isinstance(parent, dict):
+            continue
+        if path[-1] not in parent:
             continue
         value: Any = parent[path[-1]]
         ok = isinstance(value, kind)
         if ok and isinstance(value, list):
-            ok = all(isinstance(v, str) for v in value)
+            item = dict if what == "a list of devices" else str
+            ok = all(isinstance(v, item) for v in value)
         if not ok:
             bad.add(path)
             problems.append(
                 Problem(file, nearest_line(marks, path), ".".join(path), f"must be {what}")
             )
-    meta = data.get("metadata")
-    if ("metadata",) not in bad and (meta or {}).get("name") != PLATFORM_PACKAGE:
-        problems.append(
-            Problem(
-                file,
-                nearest_line(marks, ("metadata", "name")),
-                "metadata.name",
-                f'must be "{PLATFORM_PACKAGE}"',
-            )
+    return problems
+
+
+def _parse_live(
+    text: str, file: str, what: str, want: dict[str, str], shapes: _Shapes, name: str | None = None
+) -> LiveDoc:
+    """Decode a live file; ProfileError names every field of the wrong shape."""
+    with yaml_problems():
+        data, marks = load_marked(text, file)
+    if not isinstance(data, dict):
+        raise ProfileError(
+            [Problem(file, nearest_line(marks, ()), "", f"must be {what}, a mapping")]
         )
+    problems = [
+        Problem(file, marks.get((k,), 1), k, f'must be "{v}"')
+        for k, v in want.items()
+        if data.get(k) != v
+    ]
+    problems += _shape_problems(data, marks, file, shapes)
+    meta = data.get("metadata")
+    if name is not None and isinstance(meta, dict) and meta.get("name") != name:
+        at = nearest_line(marks, ("metadata", "name"))
+        problems.append(Problem(file, at, "metadata.name", f'must be "{name}"'))
     if problems:
         raise ProfileError(sorted(problems, key=lambda p: p.line))
-    return PlatformDoc(file, data, marks)
+    return LiveDoc(file, data, marks)
+
+
+def parse_platform(text: str, file: str) -> LiveDoc:
+    """Decode platform.yaml text; ProfileError names every field of the wrong shape."""
+    return _parse_live(
+        text,
+        file,
+        "the platform Package (kubectl get packages.cozystack.io cozystack.cozystack-platform "
+        "-o yaml)",
+        {"apiVersion": "cozystack.io/v1alpha1", "kind": "Package"},
+        _PLATFORM_SHAPES,
+        PLATFORM_PACKAGE,
+    )
+
+
+def parse_kubevirt(text: str, file: str) -> LiveDoc:
+    """Decode kubevirt.yaml text; ProfileError names every field of the wrong shape. Whether it is
+    the CR the profile names is a rule (renderer.rules.live_files)."""
+    return _parse_live(
+        text,
+        file,
+        "the KubeVirt CR (gpu-gitops import writes it)",
+        {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt"},
+        _KUBEVIRT_SHAPES,
+    )
+
+
+def read_profile(root: Path, name: str) -> GPUProfile | None:
+    """Only clusters/<name>/gpu-profile.yaml (None: absent), e.g. to know what to import."""
+    file = profile_path(name)
+    text = _read(root, file)
+    return None if text is None else parse_profile(text, file, name)[0]
 
 
 def load_profile(root: Path, name: str) -> LoadedProfile:
@@ -205,10 +280,14 @@ def load_profile(root: Path, name: str) -> LoadedProfile:
     if text is None:
         raise ProfileError([Problem(file, 0, "", "file not found")])
     profile, marks = parse_profile(text, file, name)
-    pfile = platform_path(name)
-    ptext = _read(root, pfile)
-    platform = None if ptext is None else parse_platform(ptext, pfile)
-    return LoadedProfile(file, profile, marks, platform)
+    platform, kubevirt = (_read(root, path(name)) for path in (platform_path, kubevirt_path))
+    return LoadedProfile(
+        file,
+        profile,
+        marks,
+        None if platform is None else parse_platform(platform, platform_path(name)),
+        None if kubevirt is None else parse_kubevirt(kubevirt, kubevirt_path(name)),
+    )
 
 
 def _decode(data: bytes, display: str) -> str:
@@ -222,16 +301,23 @@ def _decode(data: bytes, display: str) -> str:
         raise ProfileError([Problem(display, 0, "", "not UTF-8 text")]) from None
 
 
-def load_profile_bytes(name: str, profile: bytes, platform: bytes | None) -> LoadedProfile:
+def load_profile_bytes(name: str, files: ClusterFiles) -> LoadedProfile:
     """Load clusters/<name>/ from the bytes of its files (read from git, not from disk)."""
     check_cluster_name(name, f"clusters/{name}/")
     file = profile_path(name)
-    loaded, marks = parse_profile(_decode(profile, file), file, name)
-    doc = None
-    if platform is not None:
-        pfile = platform_path(name)
-        doc = parse_platform(_decode(platform, pfile), pfile)
-    return LoadedProfile(file, loaded, marks, doc)
+    loaded, marks = parse_profile(_decode(files.profile, file), file, name)
+    platform, kubevirt = platform_path(name), kubevirt_path(name)
+    return LoadedProfile(
+        file,
+        loaded,
+        marks,
+        None
+        if files.platform is None
+        else parse_platform(_decode(files.platform, platform), platform),
+        None
+        if files.kubevirt is None
+        else parse_kubevirt(_decode(files.kubevirt, kubevirt), kubevirt),
+    )
 
 
 def cluster_named_by(repo: Path, raw: str) -> str:

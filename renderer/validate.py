@@ -10,13 +10,16 @@ from pathlib import Path
 from renderer.bootstrap import url_problem
 from renderer.checkout import origin_url
 from renderer.errors import Problem, ProfileError
-from renderer.profile import LoadedProfile, discover_clusters, load_profile, load_profile_bytes
+from renderer.profile import (
+    ClusterFiles,
+    LoadedProfile,
+    discover_clusters,
+    load_profile,
+    load_profile_bytes,
+)
 from renderer.rules.checks import check_profile
 
 __all__ = ["Checked", "ClusterFiles", "check_clusters", "check_files"]
-
-ClusterFiles = tuple[bytes, bytes | None]
-"""The bytes of a cluster's gpu-profile.yaml and platform.yaml (None: absent)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ def check_clusters(root: Path, names: Sequence[str] = ()) -> Checked:
 
 def check_files(clusters: Mapping[str, ClusterFiles]) -> Checked:
     """Load and check clusters from the bytes of their files (e.g. read from a git commit)."""
-    return _check(sorted(clusters), lambda name: load_profile_bytes(name, *clusters[name]))
+    return _check(sorted(clusters), lambda name: load_profile_bytes(name, clusters[name]))
 
 
 def _check(names: Sequence[str], load: Callable[[str], LoadedProfile]) -> Checked:

@@ -35,6 +35,7 @@ from prbot.github import GitHubError
 from renderer.errors import RenderError
 from renderer.gitrepo import init_repo
 from tests.conftest import REPO_ROOT
+from tests.renderer.profile_texts import kubevirt_text
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "cli"
 UPDATE = os.environ.get("UPDATE_SNAPSHOTS") == "1"
@@ -285,6 +286,7 @@ def _warn_run(tmp_path: Path, err: io.StringIO) -> int:
     folder = tmp_path / "clusters" / "c1"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "gpu-profile.yaml").write_text(WARNING_PROFILE)
+    (folder / "kubevirt.yaml").write_text(kubevirt_text())
     return main(["validate", "--repo", str(tmp_path)], Console(io.StringIO(), err))
 
 

@@ -175,13 +175,14 @@ def _bare(package: KubeObject) -> KubeObject:
     }
 
 
-def flux_wiring(spec: ProfileSpec) -> ExpectedWiring:
-    """The KubeVirt configuration the renderer emits for a plain-Flux cluster."""
+def flux_wiring(spec: ProfileSpec, kubevirt: KubeObject | None) -> ExpectedWiring:
+    """The KubeVirt configuration the renderer emits for a plain-Flux cluster (from the profile
+    and kubevirt.yaml, the live CR it was published with)."""
     key = ObjectKey("kubevirt.io", "KubeVirt", spec.kubevirt.namespace, spec.kubevirt.name)
     out = ExpectedWiring(kubevirt=key)
     if spec.variant not in ("passthrough", "vgpu"):
         return out
-    config = kubevirt_configuration(spec)
+    config = kubevirt_configuration(spec, kubevirt)
     out.add(
         {
             "apiVersion": "kubevirt.io/v1",

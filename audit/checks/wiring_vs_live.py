@@ -37,7 +37,8 @@ def expect_wiring(state: AuditState) -> None:
             state.notes.append('Cozystack version unknown (no profile): wiring predicted as "1.6"')
         state.expected = cozystack_wiring(state.platform_obj, live_platform, version)
     elif profile is not None and profile.profile.spec.platform.type == "flux":
-        state.expected = flux_wiring(profile.profile.spec)
+        kubevirt = profile.kubevirt.obj if profile.kubevirt else None
+        state.expected = flux_wiring(profile.profile.spec, kubevirt)
     elif profile is None:
         state.notes.append("no profile: the GPU wiring and Node labels were not checked")
     state.notes += state.expected.notes

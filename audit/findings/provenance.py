@@ -7,8 +7,11 @@ own. The sentence ends with what happens to a hand edit, from the finding's reve
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
@@ -17,7 +20,7 @@ from renderer.profile import LoadedProfile, platform_path, profile_path
 from audit.compare.patterns import compile_pattern, matches
 from audit.findings.finding import Finding, Source
 
-__all__ = ["ProfileContext", "explain"]
+__all__ = ["ProfileContext", "explain", "patch_command"]
 
 WORKLOAD_LABEL = "nvidia.com/gpu.workload.config"
 
@@ -173,11 +176,29 @@ def _cluster_policy(
     return None
 
 
-_HELMRELEASE = (
-    (compile_pattern("spec/driftDetection/**"), ("spec", "flux", "driftDetection")),
-    (compile_pattern("spec/interval"), ("spec", "flux", "interval")),
-    (compile_pattern("spec/chart/spec/version"), ("spec", "gpuOperatorVersion")),
-    (compile_pattern("spec/values/**"), ("spec", "variant")),
+# Exactly the paths renderer.values.flux.gpu_operator_values writes, each with the field that
+# sets it; any other value of the release is not the profile's.
+_HELMRELEASE = tuple(
+    (compile_pattern(pattern), field)
+    for pattern, field in (
+        ("spec/driftDetection/**", ("spec", "flux", "driftDetection")),
+        ("spec/interval", ("spec", "flux", "interval")),
+        ("spec/chart/spec/version", ("spec", "gpuOperatorVersion")),
+        ("spec/values/vgpuManager/repository", ("spec", "vgpu", "manager")),
+        ("spec/values/vgpuManager/image", ("spec", "vgpu", "manager")),
+        ("spec/values/vgpuManager/version", ("spec", "vgpu", "manager")),
+        ("spec/values/vgpuManager/imagePullSecrets/**", ("spec", "vgpu", "manager")),
+        ("spec/values/vgpuManager/enabled", ("spec", "variant")),
+        ("spec/values/vgpuDeviceManager/enabled", ("spec", "vgpu", "deviceManager")),
+        ("spec/values/driver/licensingConfig/**", ("spec", "vgpu", "licensing")),
+        ("spec/values/devicePlugin/enabled", ("spec", "variant")),
+        ("spec/values/driver/enabled", ("spec", "variant")),
+        ("spec/values/sandboxWorkloads/enabled", ("spec", "variant")),
+        ("spec/values/sandboxWorkloads/defaultWorkload", ("spec", "variant")),
+        ("spec/values/vfioManager/enabled", ("spec", "variant")),
+        ("spec/values/ccManager/enabled", ("spec", "variant")),
+        ("spec/values", ("spec", "variant")),
+    )
 )
 
 
@@ -189,8 +210,8 @@ def _helmrelease(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> tuple[
         return None  # a HelmRelease of the same name elsewhere is not the profile's
     for pattern, field in _HELMRELEASE:
         if matches(pattern, fp):
-            if release == FLUX_HAMI_RELEASE and field == ("spec", "variant"):
-                field = ("spec", "hami")
+            if release == FLUX_HAMI_RELEASE and fp[:2] == ("spec", "values"):
+                return None  # the profile sets no value of HAMi's release
             src = ctx.source(field)
             return src, f"set it through {'.'.join(field)} of {src.file}; {_consequence(f)}"
     return None
@@ -228,12 +249,46 @@ _RULES: dict[tuple[str, str], Rule] = {
 }
 
 
+def patch_command(f: Finding) -> str:
+    """`kubectl patch` that sets the field back to what git declares (removes it if undeclared)."""
+    ns = f" -n {shlex.quote(f.object.namespace)}" if f.object.namespace else ""
+    kind = f.object.kind.lower()
+    resource = f"{kind}.{f.object.group}" if f.object.group else kind
+    if f.desired is None:
+        patch: list[dict[str, Any]] = [{"op": "remove", "path": f.path}]
+    else:
+        patch = [{"op": "add", "path": f.path, "value": f.desired}]
+    target = f"{resource} {shlex.quote(f.object.name)}{ns}"
+    return f"kubectl patch {target} --type=json -p {shlex.quote(json.dumps(patch))}"
+
+
+def _unowned(f: Finding, ctx: ProfileContext, fp: tuple[str, ...]) -> str:
+    """The fix of a value in a release the profile renders that no profile field sets."""
+    release = (f.object.namespace, f.object.name)
+    if ctx.platform != "flux" or release not in (FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE):
+        return ""
+    if f.type not in ("modified", "added") or fp[:2] != ("spec", "values"):
+        return ""
+    # a value git declares is re-applied, never spelled out (it may be a redacted one)
+    apply = "kubectl apply --server-side --force-conflicts -f -"
+    revert = (
+        patch_command(f)
+        if f.desired is None
+        else f"gpu-gitops build --cluster {ctx.cluster} | {apply}"
+    )
+    return (
+        f"not owned by the profile: no field of {ctx.profile_file} sets "
+        f"{'.'.join(fp)}, so the profile cannot carry it; revert it: {revert}"
+    )
+
+
 def explain(
     finding: Finding, ctx: ProfileContext, field_path: tuple[str, ...]
 ) -> tuple[Source | None, str]:
-    """(profile source, fix sentence) for a finding; (None, "") when no profile field owns it."""
+    """(profile source, fix sentence) for a finding; no source when no profile field owns it
+    (with a fix that says so where the object is the profile's, else "")."""
     rule = _RULES.get((finding.object.group, finding.object.kind))
     found = rule(finding, ctx, field_path) if rule else None
     if found is None:
-        return None, ""
+        return None, _unowned(finding, ctx, field_path)
     return found

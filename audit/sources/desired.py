@@ -31,10 +31,17 @@ from kubedata.yaml_io import load_all
 from renderer.errors import ProfileError
 from renderer.gitrepo import find_commit, resolve, tree_files
 from renderer.kustomize.workers import build_overlays
-from renderer.profile import PLATFORM_FILE, PROFILE_FILE, LoadedProfile, load_profile_bytes
+from renderer.profile import (
+    KUBEVIRT_FILE,
+    PLATFORM_FILE,
+    PROFILE_FILE,
+    ClusterFiles,
+    LoadedProfile,
+    load_profile_bytes,
+)
 from renderer.publish.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
 from renderer.render import render_profiles
-from renderer.validate import ClusterFiles, check_files
+from renderer.validate import check_files
 
 from audit.errors import AuditError
 from audit.sources.rendered_yaml import load_files
@@ -108,12 +115,15 @@ def _metadata(files: Mapping[str, bytes], cluster: str) -> Metadata | None:
 
 
 def _cluster_files(commit: git.Commit, cluster: str) -> ClusterFiles | None:
-    """The bytes of clusters/<cluster>/gpu-profile.yaml and platform.yaml at a commit."""
+    """The bytes of clusters/<cluster>/'s input files at a commit."""
     files = tree_files(commit, f"clusters/{cluster}")
     profile = files.get(f"clusters/{cluster}/{PROFILE_FILE}")
     if profile is None:
         return None
-    return profile, files.get(f"clusters/{cluster}/{PLATFORM_FILE}")
+    folder = f"clusters/{cluster}/"
+    return ClusterFiles(
+        profile, files.get(folder + PLATFORM_FILE), files.get(folder + KUBEVIRT_FILE)
+    )
 
 
 def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfile | None:
@@ -122,7 +132,7 @@ def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfil
     if files is None:
         return None
     try:
-        return load_profile_bytes(cluster, *files)
+        return load_profile_bytes(cluster, files)
     except ProfileError:
         return None
 
@@ -137,7 +147,10 @@ def published_profile(
     if profile is None:
         return None, []
     try:
-        return load_profile_bytes(cluster, profile, files.get(folder + PLATFORM_FILE)), []
+        published = ClusterFiles(
+            profile, files.get(folder + PLATFORM_FILE), files.get(folder + KUBEVIRT_FILE)
+        )
+        return load_profile_bytes(cluster, published), []
     except ProfileError as exc:
         first = exc.problems[0].message if exc.problems else str(exc)
         return None, [f"the published {folder}{PROFILE_FILE} does not load ({first})"]

@@ -8,9 +8,10 @@ Each cluster is one folder at the top of the branch:
     <cluster>/hydrator.metadata                JSON, sorted keys: sourceCommit, profileDigest,
                                                toolVersion, allowDirty, outputDigest
     <cluster>/source/gpu-profile.yaml          the cluster's source files, verbatim (the bytes
-    <cluster>/source/platform.yaml             profileDigest hashes; platform.yaml when present),
-                                               for an audit without a checkout; not listed in
-                                               kustomization.yaml, so Flux never applies them
+    <cluster>/source/platform.yaml             profileDigest hashes; platform.yaml and
+    <cluster>/source/kubevirt.yaml             kubevirt.yaml when present), for an audit without
+                                               a checkout; not listed in kustomization.yaml, so
+                                               Flux never applies them
 
 Readers of a cluster folder collect objects from its top level only, never from source/.
 
@@ -19,9 +20,9 @@ DNS name, so the path is unique for (kind, namespace, name); any other character
 `[a-z0-9.-]` is written as `%XX` (e.g. `system:auth` -> `system%3aauth`). Two objects of the same
 kind, namespace and name in different API groups would share a path: that is a BuildError.
 
-profileDigest is `sha256:` + the SHA-256 of, for gpu-profile.yaml and then platform.yaml when
-present, `<file name> NUL <length> NUL <bytes>`; with toolVersion and allowDirty it is the input
-of the build, so an unchanged input reuses the previous output without building it.
+profileDigest is `sha256:` + the SHA-256 of, for gpu-profile.yaml and then platform.yaml and
+kubevirt.yaml when present, `<file name> NUL <length> NUL <bytes>`; with toolVersion and allowDirty
+it is the input of the build, so an unchanged input reuses the previous output without building it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from kubedata.objects import key_of
 from kubedata.yaml_io import dump_yaml, load_all
 
 from renderer.errors import BuildError
-from renderer.profile import PLATFORM_FILE, PROFILE_FILE
+from renderer.profile import INPUT_FILES, ClusterFiles
 
 __all__ = [
     "KUSTOMIZATION_FILE",
@@ -106,10 +107,10 @@ class Metadata:
         )
 
 
-def profile_digest(profile: bytes, platform: bytes | None) -> str:
+def profile_digest(files: ClusterFiles) -> str:
     """`sha256:<hex>` of a cluster's input files (see the module documentation)."""
     h = hashlib.sha256()
-    for name, data in ((PROFILE_FILE, profile), (PLATFORM_FILE, platform)):
+    for name, data in zip(INPUT_FILES, files, strict=True):
         if data is not None:
             h.update(b"%s\0%d\0" % (name.encode(), len(data)))
             h.update(data)
@@ -174,10 +175,10 @@ def object_file(doc: str) -> str:
 
 
 def cluster_files(
-    built: str, metadata: Metadata, source: tuple[bytes, bytes | None] | None = None
+    built: str, metadata: Metadata, source: ClusterFiles | None = None
 ) -> dict[str, bytes]:
     """Every file of one cluster folder, from its built multi-document YAML and, when given, its
-    source files (gpu-profile.yaml, platform.yaml or None) as `source/<file>`."""
+    source files (gpu-profile.yaml and the live files present) as `source/<file>`."""
     files: dict[str, bytes] = {}
     for doc in split_documents(built):
         name = object_file(doc)
@@ -193,10 +194,9 @@ def cluster_files(
     }
     files[KUSTOMIZATION_FILE] = (_KUSTOMIZATION_HEADER + dump_yaml(kustomization)).encode()
     if source is not None:
-        profile, platform = source
-        files[f"{SOURCE_DIR}/{PROFILE_FILE}"] = profile
-        if platform is not None:
-            files[f"{SOURCE_DIR}/{PLATFORM_FILE}"] = platform
+        for name, data in zip(INPUT_FILES, source, strict=True):
+            if data is not None:
+                files[f"{SOURCE_DIR}/{name}"] = data
     digest = folder_digest({path: blob_id(data) for path, data in files.items()})
     files[METADATA_FILE] = dataclasses.replace(metadata, output_digest=digest).to_bytes()
     return dict(sorted(files.items()))

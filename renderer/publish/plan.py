@@ -167,10 +167,10 @@ class Publisher:
 
     def __post_init__(self) -> None:
         tool = tool_version()
-        for name, (profile, platform) in self.sources.files.items():
+        for name, files in self.sources.files.items():
             self.metadata[name] = Metadata(
                 self.sources.commit,
-                profile_digest(profile, platform),
+                profile_digest(files),
                 tool,
                 name in self.sources.dirty,
             )

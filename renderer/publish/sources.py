@@ -1,4 +1,4 @@
-"""The input of a publish: each cluster's gpu-profile.yaml and platform.yaml, and their commit.
+"""The input of a publish: each cluster's input files (profile and live files), and their commit.
 
 The files are read from HEAD's tree. When the working tree has uncommitted changes to them (staged,
 unstaged or untracked), a publish is refused unless --allow-dirty says to read the working tree
@@ -13,10 +13,9 @@ from pathlib import Path
 import git
 
 from renderer.errors import GitError
-from renderer.profile import MAX_FILE_BYTES, PLATFORM_FILE, PROFILE_FILE
+from renderer.profile import INPUT_FILES, MAX_FILE_BYTES, PROFILE_FILE, ClusterFiles
 from renderer.publish.gitobjects import run_git
 from renderer.repofiles import link_problem, read_bytes
-from renderer.validate import ClusterFiles
 
 __all__ = ["Sources", "read_sources"]
 
@@ -42,15 +41,12 @@ def _files_at(commit: git.Commit) -> dict[str, ClusterFiles]:
     out: dict[str, ClusterFiles] = {}
     for folder in top.trees:
         blobs = {b.name: b for b in folder.blobs}
-        for name in (PROFILE_FILE, PLATFORM_FILE):
+        for name in INPUT_FILES:
             if name in blobs and blobs[name].mode == _MODE_LINK:
                 raise link_problem(f"clusters/{folder.name}/{name}")
         if PROFILE_FILE in blobs:
-            platform = blobs.get(PLATFORM_FILE)
-            out[folder.name] = (
-                blobs[PROFILE_FILE].data_stream.read(),
-                platform.data_stream.read() if platform else None,
-            )
+            data = [blobs[n].data_stream.read() if n in blobs else None for n in INPUT_FILES]
+            out[folder.name] = ClusterFiles(data[0] or b"", *data[1:])
     return out
 
 
@@ -60,9 +56,9 @@ def _files_in(root: Path) -> dict[str, ClusterFiles]:
     out: dict[str, ClusterFiles] = {}
     for profile in sorted((root / "clusters").glob(f"*/{PROFILE_FILE}")):
         name = profile.parent.name
-        data = read_bytes(root, f"clusters/{name}/{PROFILE_FILE}", MAX_FILE_BYTES)
-        if data is not None:
-            out[name] = (data, read_bytes(root, f"clusters/{name}/{PLATFORM_FILE}", MAX_FILE_BYTES))
+        data = [read_bytes(root, f"clusters/{name}/{f}", MAX_FILE_BYTES) for f in INPUT_FILES]
+        if data[0] is not None:
+            out[name] = ClusterFiles(data[0], *data[1:])
     return out
 
 
@@ -77,8 +73,7 @@ def _dirty_clusters(repo: git.Repo) -> set[str]:
         "-z",
         "--untracked-files=all",
         "--",
-        f"clusters/*/{PROFILE_FILE}",
-        f"clusters/*/{PLATFORM_FILE}",
+        *(f"clusters/*/{f}" for f in INPUT_FILES),
         env={"GIT_OPTIONAL_LOCKS": "0"},  # a status must not even refresh the index
     )
     names: set[str] = set()

@@ -1,4 +1,4 @@
-"""Where rule problems go: the profile (or platform.yaml) being checked and what was found.
+"""Where rule problems go: the profile (or a live file) being checked and what was found.
 
 The checks of this folder (checks.py, devices.py, platform.py, live_state.py) each take a
 `RuleChecker` and add errors or warnings at the line where the field is written (or its nearest
@@ -10,7 +10,7 @@ from __future__ import annotations
 from kubedata.yaml_io import Path
 
 from renderer.errors import Problem, Severity
-from renderer.profile import LoadedProfile
+from renderer.profile import LiveDoc, LoadedProfile
 from renderer.schema import field_path
 
 __all__ = ["RuleChecker"]
@@ -33,8 +33,13 @@ class RuleChecker:
         self.add(path, message, "warning")
 
     def platform_problem(self, path: Path, message: str, severity: Severity = "error") -> None:
-        doc = self.lp.platform
-        assert doc is not None
+        assert self.lp.platform is not None
+        self.file_problem(self.lp.platform, path, message, severity)
+
+    def file_problem(
+        self, doc: LiveDoc, path: Path, message: str, severity: Severity = "error"
+    ) -> None:
+        """A problem at the line of `path` (or its nearest written parent) in a live file."""
         line = 1
         probe = path
         while probe:

@@ -19,6 +19,7 @@ from renderer.errors import Problem
 from renderer.profile import LoadedProfile
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_mdev_creators, check_vgpu, check_wiring
+from renderer.rules.live_files import check_live_files
 from renderer.rules.live_state import check_live_state
 from renderer.rules.platform import check_container_takeover, check_platform
 from renderer.rules.syntax import DNS_SUBDOMAIN, LABEL_KEY, LABEL_VALUE
@@ -110,6 +111,7 @@ _CHECKS = (
     _hami_and_nodes,
     _alert_labels,
     check_live_state,
+    check_live_files,
 )
 
 

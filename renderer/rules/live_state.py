@@ -1,5 +1,7 @@
 """Rules about what is live today (platform.yaml) that the profile would drop or leave behind.
 
+`dropped_devices` is shared with kubevirt.yaml's rules (live_files.py).
+
 Kept packages that leave the bundle keep running (the chart renders every Package with
 helm.sh/resource-policy: keep), devices permitted live but missing from spec.devices stop being
 permitted, and a licensing field the cluster never emits is refused rather than dropped. Pure.
@@ -9,7 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubedata.yaml_io import Path
+
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_VALUES, platform_values
+from renderer.profile import LiveDoc
 from renderer.rules.checker import RuleChecker
 from renderer.values.cozystack import (
     apply_gpu_values,
@@ -18,7 +23,9 @@ from renderer.values.cozystack import (
     platform_gpu_values,
 )
 
-__all__ = ["check_live_state"]
+__all__ = ["check_live_state", "dropped_devices"]
+
+_SELECTORS = {"pciHostDevices": "pciVendorSelector", "mediatedDevices": "mdevNameSelector"}
 
 
 def _live_values(c: RuleChecker) -> tuple[dict[str, Any], str | None] | None:
@@ -77,35 +84,52 @@ def _selector(entry: Any, key: str) -> str:
     return value.upper() if key == "pciVendorSelector" else value
 
 
+def dropped_devices(
+    c: RuleChecker,
+    doc: LiveDoc,
+    at: Path,
+    permitted: Any,
+    kept: dict[str, set[str]],
+    fix: str,
+    reason: str = "not in spec.devices",
+) -> None:
+    """One warning per device the live `permitted` (a permittedHostDevices value of `doc`, at
+    `at`) lists that the built list of the same name (`kept`: list -> selectors) does not: both
+    lists are atomic, so the built one replaces the live one whole."""
+    if not isinstance(permitted, dict):
+        return  # nothing permitted live (a value of another shape is the chart's problem)
+    for field, selectors in kept.items():
+        entries = permitted.get(field) or []
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            selector = _selector(entry, _SELECTORS[field])
+            if not selector or selector in selectors:
+                continue
+            name = entry.get("resourceName", "") if isinstance(entry, dict) else ""
+            c.file_problem(
+                doc,
+                (*at, field, i),
+                f"device {selector} ({name}) is permitted live but {reason}: the profile's list "
+                "replaces the live one, so KubeVirt stops permitting it and VMs that use it will "
+                f"not start; {fix}",
+                "warning",
+            )
+
+
 def _dropped_devices(c: RuleChecker) -> None:
     """One warning per device platform.yaml permits that the profile's list would replace."""
     live = _live_values(c)
-    if live is None or c.spec.variant not in ("passthrough", "vgpu"):
+    if live is None or c.lp.platform is None or c.spec.variant not in ("passthrough", "vgpu"):
         return
     gpu = live[0].get("gpu")
     permitted = gpu.get("permittedHostDevices") if isinstance(gpu, dict) else None
-    if not isinstance(permitted, dict):
-        return  # nothing permitted live (a value of another shape is the chart's problem)
-    lists = [("pciHostDevices", "pciVendorSelector")]
-    if c.spec.variant == "vgpu":  # the chart ignores mediatedDevices on passthrough
-        lists.append(("mediatedDevices", "mdevNameSelector"))
     profile = {(d.pci_vendor_selector or "").upper() for d in c.spec.devices} | {
         d.mdev_name_selector or "" for d in c.spec.devices
     }
-    for field, key in lists:
-        entries = permitted.get(field) or []
-        for i, entry in enumerate(entries if isinstance(entries, list) else []):
-            selector = _selector(entry, key)
-            if not selector or selector in profile:
-                continue
-            name = entry.get("resourceName", "") if isinstance(entry, dict) else ""
-            c.platform_problem(
-                (*PLATFORM_VALUES, "gpu", "permittedHostDevices", field, i),
-                f"device {selector} ({name}) is permitted live but not in spec.devices: the "
-                "profile's list replaces the live one, so KubeVirt stops permitting it and VMs "
-                "that use it will not start; move it to spec.devices",
-                "warning",
-            )
+    kept = {"pciHostDevices": profile}
+    if c.spec.variant == "vgpu":  # the chart ignores mediatedDevices on passthrough
+        kept["mediatedDevices"] = profile
+    at = (*PLATFORM_VALUES, "gpu", "permittedHostDevices")
+    dropped_devices(c, c.lp.platform, at, permitted, kept, "move it to spec.devices")
 
 
 def _licensing_config_map(c: RuleChecker) -> None:

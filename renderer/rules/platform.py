@@ -10,6 +10,7 @@ from __future__ import annotations
 from renderer.cozystack_names import GPU_OPERATOR, PLATFORM_VALUES, platform_values
 from renderer.profile import PLATFORM_FILE
 from renderer.rules.checker import RuleChecker
+from renderer.rules.versions import KNOWN, version_problem
 from renderer.values.cozystack import BUNDLE_VARIANTS, SUPPORTED_VERSIONS, effective_values
 
 __all__ = ["check_container_takeover", "check_platform"]
@@ -31,13 +32,9 @@ def check_platform(c: RuleChecker) -> None:
             )
         return
     if version is None:
-        c.add(("spec", "platform"), 'version is required on Cozystack: "1.5", "1.6" or "main"')
+        c.add(("spec", "platform"), f"version is required on Cozystack: {KNOWN}")
     elif version not in SUPPORTED_VERSIONS:
-        c.add(
-            ("spec", "platform", "version"),
-            f'"{version}" is not supported: use "1.5", "1.6" or '
-            '"main" (GPU wiring through the bundle starts at v1.5.0)',
-        )
+        c.add(("spec", "platform", "version"), version_problem(version))
     for key in ("kubevirt", "gpuOperatorVersion"):
         if c.lp.written("spec", key):
             c.add(

@@ -26,6 +26,10 @@ NOT_EXPRESSIBLE = {
     "its path",
     "platform.yaml": "the platform Package in platform.yaml (its presence and its values) is "
     "another file",
+    "kubevirt.yaml": "the live KubeVirt CR in kubevirt.yaml (its presence and its lists) is "
+    "another file",
+    "cross-list": "a feature gate both needed (spec.kubevirt.featureGates, HostDevices with GPU "
+    "wiring) and in removeFeatureGates: the schema cannot compare the items of two lists",
     "file": "the file itself (size, encoding, YAML syntax, anchors, duplicate keys, documents) "
     "comes before there is a JSON document to validate",
     "cron-range": "a cron range whose start is after its end: not a regular language in practice",

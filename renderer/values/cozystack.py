@@ -28,6 +28,7 @@ from renderer.values.wiring import (
 
 __all__ = [
     "BUNDLE_VARIANTS",
+    "CHART_COMMIT",
     "SUPPORTED_VERSIONS",
     "ChartFailure",
     "apply_gpu_values",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 SUPPORTED_VERSIONS = ("1.5", "1.6", "main")
+CHART_COMMIT = "3c780acd"
+"""The cozystack/cozystack commit whose platform chart "main" means (the sources above)."""
 BUNDLE_VARIANTS = {"passthrough": "default", "vgpu": "vgpu"}
 """Profile variant -> bundles.iaas.gpuOperatorVariant. The bundle rejects anything else."""
 

@@ -17,7 +17,12 @@ from renderer.values.wiring import (
     permitted_host_devices,
 )
 
-__all__ = ["gpu_operator_values", "kubevirt_configuration"]
+__all__ = [
+    "feature_gates",
+    "gpu_operator_values",
+    "kubevirt_configuration",
+    "live_feature_gates",
+]
 
 
 def gpu_operator_values(spec: ProfileSpec) -> dict[str, Any]:
@@ -69,25 +74,42 @@ def gpu_operator_values(spec: ProfileSpec) -> dict[str, Any]:
     return values
 
 
-def kubevirt_configuration(spec: ProfileSpec) -> dict[str, Any]:
-    """spec.configuration of the partial KubeVirt object: the fields this tool owns.
+def live_feature_gates(live: dict[str, Any] | None) -> list[str]:
+    """The feature gates of kubevirt.yaml (the live KubeVirt CR), in their order."""
+    spec = (live or {}).get("spec") or {}
+    developer = (spec.get("configuration") or {}).get("developerConfiguration") or {}
+    return [str(g) for g in developer.get("featureGates") or []]
 
-    Without GPU wiring (container, none) the GPU parts are declared empty: server-side apply then
-    removes the wiring from the live CR, which stays.
+
+def feature_gates(spec: ProfileSpec, live: dict[str, Any] | None) -> list[str]:
+    """The complete gate list of the build (the list is atomic): the live gates, then what the
+    profile adds (HostDevices with GPU wiring, spec.kubevirt.featureGates), without the gates
+    spec.kubevirt.removeFeatureGates turns off. Order: live first, so an unchanged cluster
+    builds its live list as it is."""
+    wiring = [HOST_DEVICES_GATE] if spec.variant in ("passthrough", "vgpu") else []
+    wanted = [*live_feature_gates(live), *wiring, *spec.kubevirt.feature_gates]
+    removed = set(spec.kubevirt.remove_feature_gates)
+    return [g for g in dict.fromkeys(wanted) if g not in removed]
+
+
+def kubevirt_configuration(spec: ProfileSpec, live: dict[str, Any] | None) -> dict[str, Any]:
+    """spec.configuration of the partial KubeVirt object: the fields this tool owns; `live` is
+    kubevirt.yaml's object, whose feature gates the built list keeps.
+
+    Without GPU wiring (container, none) the device parts are declared empty: server-side apply
+    then removes the wiring from the live CR, which stays.
     """
-    others = [g for g in spec.kubevirt.feature_gates if g != HOST_DEVICES_GATE]
+    gates = feature_gates(spec, live)
     if spec.variant not in ("passthrough", "vgpu"):
         return {
-            "developerConfiguration": {"featureGates": others},
+            "developerConfiguration": {"featureGates": gates},
             "permittedHostDevices": {"pciHostDevices": [], "mediatedDevices": []},
             "mediatedDevicesConfiguration": {
                 "mediatedDeviceTypes": [],
                 "nodeMediatedDeviceTypes": [],
             },
         }
-    config: dict[str, Any] = {
-        "developerConfiguration": {"featureGates": [HOST_DEVICES_GATE, *others]}
-    }
+    config: dict[str, Any] = {"developerConfiguration": {"featureGates": gates}}
     pci = pci_entries(spec.devices)
     mdev = mdev_entries(spec.devices) if spec.variant == "vgpu" else []
     permitted = permitted_host_devices(pci, mdev)

@@ -12,6 +12,7 @@ from audit.findings.finding import Finding, FindingType, ObjectRef, Source
 from kubedata.objects import KubeObject, ObjectKey
 from renderer.profile import LoadedProfile, load_profile_bytes
 from tests.conftest import REPO_ROOT
+from tests.renderer.profile_texts import folder_files
 
 KUBEVIRT = ObjectRef("kubevirt.io/v1", "KubeVirt", "cozy-kubevirt", "kubevirt")
 FLUX_KUBEVIRT = ObjectRef("kubevirt.io/v1", "KubeVirt", "kubevirt", "kubevirt")
@@ -25,13 +26,7 @@ H200 = {"pciVendorSelector": "10DE:2335", "resourceName": "nvidia.com/GH100_H200
 
 
 def profile(name: str) -> LoadedProfile:
-    folder = REPO_ROOT / "clusters" / name
-    platform = folder / "platform.yaml"
-    return load_profile_bytes(
-        name,
-        (folder / "gpu-profile.yaml").read_bytes(),
-        platform.read_bytes() if platform.exists() else None,
-    )
+    return load_profile_bytes(name, folder_files(REPO_ROOT / "clusters" / name))
 
 
 def finding(
@@ -236,8 +231,44 @@ def test_a_platform_value_goes_to_platform_yaml_and_a_gpu_key_does_not():
                 {"redacted": "sha256:2"},
                 redacted=True,
             ),
-            "the value is a secret (shown redacted): secrets are never copied into git",
+            "the value is redacted (a Secret's data or Helm release values, shown as a digest): "
+            "redacted values are never copied into git",
             "gpu-gitops build --cluster ams1 | kubectl apply --server-side --force-conflicts -f -",
+        ),
+        (
+            # a hand-set driver.repository: redacted as a release value, but refused as unowned
+            Finding(
+                "added",
+                ObjectRef(
+                    "helm.toolkit.fluxcd.io/v2", "HelmRelease", "gpu-operator", "gpu-operator"
+                ),
+                "/spec/values/driver/repository",
+                live={"redacted": "sha256:3"},
+                redacted=True,
+            ),
+            "not owned by the profile: no field of gpu-profile.yaml or platform.yaml renders it",
+            "kubectl patch helmrelease.helm.toolkit.fluxcd.io gpu-operator -n gpu-operator "
+            """--type=json -p '[{"op": "remove", "path": "/spec/values/driver/repository"}]'""",
+        ),
+        (
+            finding(
+                "modified",
+                KUBEVIRT,
+                "/spec/configuration/permittedHostDevices/pciHostDevices",
+                [SERVER],
+                [SERVER, SERVER],
+                details=["duplicate pciVendorSelector 10DE:2BB5"],
+            ),
+            "the live list repeats a device selector, which spec.devices can hold only once "
+            "(virt-handler advertises one resource per selector): delete the duplicate entry "
+            "from the live object",
+            "kubectl patch kubevirt.kubevirt.io kubevirt -n cozy-kubevirt --type=json -p "
+            + "'"
+            + '[{"op": "add", "path": "/spec/configuration/permittedHostDevices/pciHostDevices", '
+            + '"value": [{"pciVendorSelector": "10DE:2BB5", "resourceName": '
+            + '"nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION", '
+            + '"externalResourceProvider": true}]}]'
+            + "'",
         ),
         (
             finding(

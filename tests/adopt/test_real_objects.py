@@ -16,7 +16,9 @@ import yaml
 from audit.checks.wiring import ssa_merge
 from kubedata.yaml_io import load_all
 from renderer.gitrepo import init_repo
+from renderer.kubevirt_file import kubevirt_file_text
 from renderer.kustomize.workers import build_overlays
+from renderer.live_file import ImportMark
 from renderer.publish.publish import publish
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
@@ -108,6 +110,10 @@ def test_real_kubevirt_and_node_drift_is_adopted_and_gone_after_publish(tmp_path
     root = tmp_path / "repo"
     (root / "clusters" / "lab2").mkdir(parents=True)
     (root / "clusters" / "lab2" / "gpu-profile.yaml").write_text(PROFILE)
+    # imported before the hand edits below: the live CR as the first publish found it
+    mark = ImportMark("https://api.lab2.example.net:6443", "2026-11-20T08:00:00Z")
+    kubevirt = kubevirt_file_text(real("kubevirt-user-guide-permitted.yaml"), "lab2", mark)
+    (root / "clusters" / "lab2" / "kubevirt.yaml").write_text(kubevirt)
     repo = init_repo(root, "lab2", user="test", email="test@example.invalid")
     tip = publish(root).tip
     assert tip

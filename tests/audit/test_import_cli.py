@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from kubedata.yaml_io import load_all
 from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
@@ -24,8 +26,9 @@ def _import(server: ApiServer, repo: Path, *extra: str) -> tuple[int, str, str]:
 
 
 def test_import_writes_the_live_package_without_server_fields(
-    api_server: ApiServer, tmp_path: Path
+    api_server: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764493200")
     repo = tmp_path / "repo"
     code, _, err = _import(api_server, repo)
     assert (code, err) == (0, "wrote clusters/ams1/platform.yaml\n"), err
@@ -45,6 +48,9 @@ def test_import_writes_the_live_package_without_server_fields(
         "kind: Package",
         "metadata:",
         "  name: cozystack.cozystack-platform",
+        "  annotations:",
+        "    gpu-gitops.io/imported-at: '2025-11-30T09:00:00Z'",
+        f"    gpu-gitops.io/imported-from: {api_server.url} (context test)",
         "spec:",
         "  components:",
         "    platform:",

@@ -22,6 +22,7 @@ from prbot.refdiff import RefDiff, diff_refs
 from renderer.gitrepo import init_repo
 from renderer.kustomize import workers
 from tests.conftest import REPO_ROOT
+from tests.renderer.profile_texts import IMPORTED
 
 Edit = Callable[[str], str]
 
@@ -337,7 +338,15 @@ def test_unknown_ref_exit_2(repo: git.Repo) -> None:
 
 def test_cluster_added_and_removed(repo: git.Repo) -> None:
     lab2 = (REPO_ROOT / "clusters/lab1/gpu-profile.yaml").read_text().replace("lab1", "lab2")
-    pr(repo, {"clusters/par1": None, "clusters/lab2/gpu-profile.yaml": lab2})
+    live = (REPO_ROOT / "clusters/lab1/kubevirt.yaml").read_text()
+    pr(
+        repo,
+        {
+            "clusters/par1": None,
+            "clusters/lab2/gpu-profile.yaml": lab2,
+            "clusters/lab2/kubevirt.yaml": live,
+        },
+    )
     d = diff_refs(Path(repo.working_tree_dir or ""), "base")
     status = {c.name: c.status for c in d.clusters}
     assert status == {"lab2": "added", "par1": "removed"}
@@ -540,11 +549,12 @@ def test_validate_warnings_reach_the_comment(repo: git.Repo) -> None:
     assert code == 0 and "validate:" not in md, "only clusters that change are reviewed"
 
 
-NEW_PLATFORM = """\
+NEW_PLATFORM = f"""\
 apiVersion: cozystack.io/v1alpha1
 kind: Package
 metadata:
   name: cozystack.cozystack-platform
+  annotations: {IMPORTED}
 spec:
   variant: isp-full
   components:
@@ -581,12 +591,12 @@ def test_a_cluster_new_to_git_is_reviewed_against_its_platform_yaml(repo: git.Re
     assert (lost.kind, lost.file, lost.line, lost.ref) == (
         "device-removed",
         "clusters/new1/platform.yaml",
-        15,
+        16,
         "base",
     )
     assert "nvidia.com/GB202GL_RTX_PRO_6000_BLACKWELL_SERVER_EDITION" in lost.message
     (moved,) = [w for w in new1.warnings if w.message.endswith("move it to spec.devices")]
-    assert (moved.file, moved.line) == ("clusters/new1/platform.yaml", 15)
+    assert (moved.file, moved.line) == ("clusters/new1/platform.yaml", 16)
     assert [n.command for n in new1.nodes] == [
         "kubectl label node n1 nvidia.com/gpu.workload.config=container --overwrite"
     ]

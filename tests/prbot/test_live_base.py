@@ -6,7 +6,7 @@ import pytest
 
 from prbot.live_base import live_base
 from renderer.platform_file import PLATFORM_KEY
-from renderer.profile import load_profile_bytes
+from renderer.profile import ClusterFiles, load_profile_bytes
 
 PROFILE = b"""\
 apiVersion: gpu-gitops/v1alpha1
@@ -48,7 +48,7 @@ def _platform(values: str, variant: str = "isp-full") -> bytes:
     ],
 )
 def test_the_live_variant_and_hami_come_from_the_bundle_lists(values, variant, hami):
-    head = load_profile_bytes("c1", PROFILE, _platform(values))
+    head = load_profile_bytes("c1", ClusterFiles(PROFILE, _platform(values)))
     base = live_base(head)
     assert base is not None
     lp, objs = base
@@ -65,7 +65,7 @@ def test_live_devices_are_marked_at_their_platform_lines():
         "    mediatedDevices:\n"
         "      - {mdevNameSelector: NVIDIA A100-20C, resourceName: nvidia.com/NVIDIA_A100-20C}\n"
     )
-    base = live_base(load_profile_bytes("c1", PROFILE, _platform(values)))
+    base = live_base(load_profile_bytes("c1", ClusterFiles(PROFILE, _platform(values))))
     assert base is not None
     lp = base[0]
     assert [(d.pci_vendor_selector, d.mdev_name_selector) for d in lp.profile.spec.devices] == [
@@ -77,7 +77,9 @@ def test_live_devices_are_marked_at_their_platform_lines():
 
 
 def test_odd_shapes_and_plain_flux_give_no_or_an_empty_base():
-    odd = live_base(load_profile_bytes("c1", PROFILE, _platform("gpu: not-a-mapping")))
+    odd = live_base(
+        load_profile_bytes("c1", ClusterFiles(PROFILE, _platform("gpu: not-a-mapping")))
+    )
     assert odd is not None and odd[0].profile.spec.devices == []
     flux = PROFILE.replace(b'{type: cozystack, version: "1.6"}', b"{type: flux}")
-    assert live_base(load_profile_bytes("c1", flux, None)) is None
+    assert live_base(load_profile_bytes("c1", ClusterFiles(flux, None))) is None

@@ -12,10 +12,10 @@ from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE
 from renderer.errors import ProfileError
 from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
-from renderer.profile import LoadedProfile, load_profile_bytes
+from renderer.profile import ClusterFiles, LoadedProfile, load_profile_bytes
 from renderer.rules.checks import check_profile
 from renderer.version import package_version
-from tests.renderer.profile_texts import PLATFORM_OK
+from tests.renderer.profile_texts import PLATFORM_OK, kubevirt_text
 from tests.renderer.rbac_paths import request_rule, uncovered, unused
 
 AUDIT = (
@@ -44,7 +44,13 @@ def loaded(spec: str, audit: str = AUDIT) -> LoadedProfile:
     head = "apiVersion: gpu-gitops/v1alpha1\nkind: GPUProfile\nmetadata: {name: c1}\nspec:\n"
     text = head + spec + audit
     platform = PLATFORM_OK.encode() if "type: cozystack" in spec else None
-    return load_profile_bytes("c1", text.encode(), platform)
+    lp = load_profile_bytes("c1", ClusterFiles(text.encode(), platform))
+    if platform:
+        return lp
+    # plain Flux: the live KubeVirt CR spec.kubevirt names, imported (no gates, no devices)
+    target = lp.profile.spec.kubevirt
+    kubevirt = kubevirt_text(name=target.name, namespace=target.namespace).encode()
+    return load_profile_bytes("c1", ClusterFiles(text.encode(), None, kubevirt))
 
 
 def built(lp: LoadedProfile) -> list[dict[str, Any]]:
@@ -279,7 +285,7 @@ def test_bad_audit_fields_are_refused_with_file_and_line(audit: str, field: str,
         + f"  audit: {audit}\n"
     )
     try:
-        lp = load_profile_bytes("c1", text.encode(), None)
+        lp = load_profile_bytes("c1", ClusterFiles(text.encode()))
     except ProfileError as exc:
         problems = list(exc.problems)
     else:

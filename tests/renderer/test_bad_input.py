@@ -15,7 +15,8 @@ import pytest
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.profile import MAX_FILE_BYTES
-from tests.renderer.profile_texts import write_cluster
+from renderer.rules.versions import KNOWN
+from tests.renderer.profile_texts import IMPORTED, kubevirt_text, write_cluster
 
 F = "clusters/c1/gpu-profile.yaml"
 PF = "clusters/c1/platform.yaml"
@@ -43,7 +44,8 @@ def PLATFORM(variant: str = "isp-full", values: str = " {}\n") -> str:
     """The live platform Package: spec.variant on line 6, `values:` on line 9."""
     return (
         "apiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n"
-        f"  name: cozystack.cozystack-platform\nspec:\n  variant: {variant}\n"
+        f"  {{name: cozystack.cozystack-platform, annotations: {IMPORTED}}}\n"
+        f"spec:\n  variant: {variant}\n"
         f"  components:\n    platform:\n      values:{values}"
     )
 
@@ -410,15 +412,42 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         P('  platform: {type: cozystack, version: "1.4"}\n  variant: passthrough\n'),
         PLATFORM(),
         [
-            f'{F}:6: error: spec.platform.version: "1.4" is not supported: use "1.5", "1.6" or '
-            '"main" (GPU wiring through the bundle starts at v1.5.0)'
+            f'{F}:6: error: spec.platform.version: "1.4" is older than the GPU bundle: GPU wiring '
+            f"through the bundle starts at v1.5.0; use {KNOWN}"
+        ],
+    ),
+    (
+        "cozystack-version-patch",
+        P('  platform: {type: cozystack, version: "1.6.4"}\n  variant: passthrough\n'),
+        PLATFORM(),
+        [
+            f'{F}:6: error: spec.platform.version: "1.6.4" is a patch release: the profile names '
+            'the minor version, write "1.6"'
+        ],
+    ),
+    (
+        "cozystack-version-tag",
+        P('  platform: {type: cozystack, version: "v1.6.2"}\n  variant: passthrough\n'),
+        PLATFORM(),
+        [
+            f'{F}:6: error: spec.platform.version: "v1.6.2" is a patch release: the profile names '
+            'the minor version, write "1.6"'
+        ],
+    ),
+    (
+        "cozystack-version-newer",
+        P('  platform: {type: cozystack, version: "1.7"}\n  variant: passthrough\n'),
+        PLATFORM(),
+        [
+            f'{F}:6: error: spec.platform.version: "1.7" is newer than the versions this tool '
+            f"knows: {KNOWN}; upgrade gpu-gitops"
         ],
     ),
     (
         "cozystack-version-missing",
         P("  platform: {type: cozystack}\n  variant: passthrough\n"),
         PLATFORM(),
-        [f'{F}:6: error: spec.platform: version is required on Cozystack: "1.5", "1.6" or "main"'],
+        [f"{F}:6: error: spec.platform: version is required on Cozystack: {KNOWN}"],
     ),
     (
         "cozystack-container-with-hami",
@@ -641,13 +670,16 @@ OLD = "# rendered by an earlier run\n"
 def make_repo(root: Path, profile: str | bytes, platform: str | None, name: str = "c1") -> Path:
     for rel, text in {
         "clusters/ok1/gpu-profile.yaml": OK_PROFILE,
+        "clusters/ok1/kubevirt.yaml": kubevirt_text(),
         "overlays/base/flux-gpu-operator/kustomization.yaml": OLD,
         "overlays/ok1/kustomization.yaml": OLD,
         f"overlays/{name}/kustomization.yaml": OLD,
     }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    return write_cluster(root, profile, name, platform)
+    # a plain-Flux profile finds its live KubeVirt CR imported (empty lists: nothing to keep)
+    flux = isinstance(profile, str) and "type: flux" in profile
+    return write_cluster(root, profile, name, platform, kubevirt_text() if flux else None)
 
 
 def tree(root: Path) -> dict[str, bytes | None]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from renderer.repofiles import LINK_REFUSED
+from tests.renderer.profile_texts import kubevirt_text
 from tests.renderer.test_bad_input import GOOD_C1, run, tree
 
 # with a Flux URL, so that render writes clusters/c1/flux/ too
@@ -41,6 +42,7 @@ def world(tmp_path: Path) -> tuple[Path, Path]:
     repo = tmp_path / "repo"
     (repo / "clusters" / "c1").mkdir(parents=True)
     (repo / "clusters" / "c1" / "gpu-profile.yaml").write_text(PROFILE)
+    (repo / "clusters" / "c1" / "kubevirt.yaml").write_text(kubevirt_text())
     return repo, outside
 
 
@@ -150,6 +152,7 @@ def test_overlay_of_a_removed_cluster_is_reported_and_pruned(world):
     repo, _ = world
     (repo / "clusters" / "c2").mkdir()
     (repo / "clusters" / "c2" / "gpu-profile.yaml").write_text(PROFILE.replace("c1", "c2"))
+    (repo / "clusters" / "c2" / "kubevirt.yaml").write_text(kubevirt_text())
     assert run("render", "--repo", str(repo))[0] == 0
     (repo / "clusters" / "c2" / "gpu-profile.yaml").unlink()
     (repo / "overlays" / "mine").mkdir()  # not generated: the user's, left alone

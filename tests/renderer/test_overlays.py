@@ -11,7 +11,7 @@ from kubedata.yaml_io import load_all, load_marked
 from renderer.bases import BASES
 from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay, pointer
-from renderer.profile import LoadedProfile, PlatformDoc, parse_profile
+from renderer.profile import LiveDoc, LoadedProfile, parse_profile
 
 PROFILE = """\
 apiVersion: gpu-gitops/v1alpha1
@@ -49,7 +49,7 @@ def _loaded(platform: str | None) -> LoadedProfile:
     doc = None
     if platform:
         obj, pmarks = load_marked(platform, "clusters/c1/platform.yaml")
-        doc = PlatformDoc("clusters/c1/platform.yaml", obj, pmarks)
+        doc = LiveDoc("clusters/c1/platform.yaml", obj, pmarks)
     return LoadedProfile("clusters/c1/gpu-profile.yaml", profile, marks, doc)
 
 

@@ -623,7 +623,7 @@ def test_badly_named_folder_is_named_by_its_path(tmp_path):
             id="variant-list",
         ),
         pytest.param(
-            PLATFORM_OK.replace("metadata:\n  name: cozystack.cozystack-platform", "metadata: []"),
+            PLATFORM_OK.replace(PLATFORM_OK.splitlines()[3], "  []"),
             [f"{PLATFORM}:3: error: metadata: must be a mapping"],
             id="metadata-list",
         ),

@@ -18,8 +18,9 @@ from kubedata.yaml_io import load_all
 from renderer.errors import Problem, ProfileError
 from renderer.kustomize.workers import build_overlays
 from renderer.render import label_commands, render_profiles
+from renderer.rules.versions import KNOWN
 from renderer.validate import Checked, check_clusters
-from tests.renderer.profile_texts import HEAD
+from tests.renderer.profile_texts import HEAD, IMPORTED, kubevirt_text
 
 PROFILE = "clusters/c1/gpu-profile.yaml"
 PLATFORM = "clusters/c1/platform.yaml"
@@ -29,7 +30,7 @@ VALUES = "spec.components.platform.values.bundles"
 def platform_yaml(variant: str | None = "isp-full", values: str = "") -> str:
     """The live platform Package: spec.variant on line 6, values from line 10."""
     text = "apiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n"
-    text += "  name: cozystack.cozystack-platform\nspec:\n"
+    text += f"  {{name: cozystack.cozystack-platform, annotations: {IMPORTED}}}\nspec:\n"
     if variant is not None:
         text += f"  variant: {variant}\n"
     text += "  components:\n    platform:\n      values:"
@@ -44,8 +45,10 @@ FULL = platform_yaml()
 ORIGIN = "https://git.example.com/platform/gitops.git"
 
 
-def write(root: Path, body: str, platform: str | None = None) -> None:
-    """A checkout with an origin remote (the default of spec.flux.url) holding cluster c1."""
+def write(root: Path, body: str, platform: str | None = None, kubevirt: str | None = None) -> None:
+    """A checkout with an origin remote (the default of spec.flux.url) holding cluster c1; a
+    plain-Flux profile finds its live KubeVirt CR imported (`kubevirt`, default: no gates, no
+    devices)."""
     if not (root / ".git").is_dir():
         git.Repo.init(root).create_remote("origin", ORIGIN)
     folder = root / "clusters" / "c1"
@@ -54,11 +57,15 @@ def write(root: Path, body: str, platform: str | None = None) -> None:
     (folder / "gpu-profile.yaml").write_text(text)
     if platform is not None:
         (folder / "platform.yaml").write_text(platform)
+    if "type: flux" in body:
+        (folder / "kubevirt.yaml").write_text(kubevirt or kubevirt_text())
 
 
-def check(root: Path, body: str, platform: str | None = None) -> tuple[bool, list[Problem]]:
+def check(
+    root: Path, body: str, platform: str | None = None, kubevirt: str | None = None
+) -> tuple[bool, list[Problem]]:
     """(valid, problems): warnings of a valid profile, or every problem of an invalid one."""
-    write(root, body, platform)
+    write(root, body, platform, kubevirt)
     try:
         checked = check_clusters(root)
     except ProfileError as exc:
@@ -66,14 +73,18 @@ def check(root: Path, body: str, platform: str | None = None) -> tuple[bool, lis
     return True, list(checked.warnings)
 
 
-def checked(root: Path, body: str, platform: str | None = None) -> Checked:
-    write(root, body, platform)
+def checked(
+    root: Path, body: str, platform: str | None = None, kubevirt: str | None = None
+) -> Checked:
+    write(root, body, platform, kubevirt)
     return check_clusters(root)
 
 
-def built(root: Path, body: str, platform: str | None = None) -> list[dict[str, Any]]:
+def built(
+    root: Path, body: str, platform: str | None = None, kubevirt: str | None = None
+) -> list[dict[str, Any]]:
     """The built objects of a valid profile (kustomize, in process)."""
-    result = checked(root, body, platform)
+    result = checked(root, body, platform, kubevirt)
     text = build_overlays(render_profiles(result.profiles).overlays)["c1"]
     objs: list[dict[str, Any]] = load_all(text)
     return objs
@@ -498,7 +509,8 @@ def test_rule4_flux_emits_a_partial_kubevirt_with_the_full_gate_list(tmp_path):
     body += (
         "kubevirt:\n  namespace: virt\n  name: kv\n  featureGates: [LiveMigration, HostDevices]\n"
     )
-    kubevirt = find(built(tmp_path, body), "KubeVirt", "kv")
+    live = kubevirt_text("[Snapshot, LiveMigration]", name="kv", namespace="virt")
+    kubevirt = find(built(tmp_path, body, kubevirt=live), "KubeVirt", "kv")
     assert kubevirt == {
         "apiVersion": "kubevirt.io/v1",
         "kind": "KubeVirt",
@@ -512,7 +524,10 @@ def test_rule4_flux_emits_a_partial_kubevirt_with_the_full_gate_list(tmp_path):
         },
         "spec": {
             "configuration": {
-                "developerConfiguration": {"featureGates": ["HostDevices", "LiveMigration"]},
+                # the live gates first, then what the profile adds
+                "developerConfiguration": {
+                    "featureGates": ["Snapshot", "LiveMigration", "HostDevices"]
+                },
                 "permittedHostDevices": {
                     "pciHostDevices": [
                         {
@@ -1332,8 +1347,8 @@ def test_cozystack_version_not_supported(tmp_path):
             E(
                 8,
                 "spec.platform.version",
-                '"1.4" is not supported: use "1.5", "1.6" or "main" (GPU wiring through the '
-                "bundle starts at v1.5.0)",
+                '"1.4" is older than the GPU bundle: GPU wiring through the bundle starts at '
+                f"v1.5.0; use {KNOWN}",
             )
         ],
     )
@@ -1349,7 +1364,7 @@ def test_cozystack_version_required(tmp_path):
     body = "platform:\n  type: cozystack\nvariant: passthrough\n"
     assert check(tmp_path, body, FULL) == (
         False,
-        [E(6, "spec.platform", 'version is required on Cozystack: "1.5", "1.6" or "main"')],
+        [E(6, "spec.platform", f"version is required on Cozystack: {KNOWN}")],
     )
 
 

@@ -18,6 +18,7 @@ import pytest
 from renderer.errors import BuildError
 from renderer.kustomize.workers import build_dir, build_dirs
 from renderer.repofiles import LINK_REFUSED
+from tests.renderer.profile_texts import kubevirt_text
 from tests.renderer.test_bad_input import run, tree
 from tests.renderer.test_hostile_paths import PROFILE, SECRET
 
@@ -57,6 +58,7 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     (root / "clusters" / "c1").mkdir(parents=True)
     (root / "clusters" / "c1" / "gpu-profile.yaml").write_text(PROFILE)
+    (root / "clusters" / "c1" / "kubevirt.yaml").write_text(kubevirt_text())
     assert run("render", "--repo", str(root))[0] == 0
     return root
 

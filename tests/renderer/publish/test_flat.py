@@ -10,6 +10,7 @@ import pytest
 
 from kubedata.yaml_io import dump_all
 from renderer.errors import BuildError
+from renderer.profile import ClusterFiles
 from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
     METADATA_FILE,
@@ -113,10 +114,13 @@ def test_split_documents_ignores_empty_ones():
     assert split_documents("---\na: 1\n---\n\n---\nb: 2") == ["a: 1\n", "b: 2\n"]
 
 
-def test_profile_digest_depends_on_both_files_and_their_boundary():
-    assert profile_digest(b"ab", None) != profile_digest(b"a", b"b")
-    assert profile_digest(b"ab", None) != profile_digest(b"ab", b"")
-    assert profile_digest(b"ab", None) == profile_digest(b"ab", None)
+def test_profile_digest_depends_on_every_file_and_their_boundary():
+    assert profile_digest(ClusterFiles(b"ab")) != profile_digest(ClusterFiles(b"a", b"b"))
+    assert profile_digest(ClusterFiles(b"ab")) != profile_digest(ClusterFiles(b"ab", b""))
+    assert profile_digest(ClusterFiles(b"a", b"b")) != profile_digest(
+        ClusterFiles(b"a", None, b"b")
+    )
+    assert profile_digest(ClusterFiles(b"ab")) == profile_digest(ClusterFiles(b"ab", None, None))
 
 
 def test_unreadable_metadata_is_none():

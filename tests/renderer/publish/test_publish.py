@@ -24,6 +24,7 @@ from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from renderer.kustomize.workers import SCRATCH_PREFIX, SWEEP_AFTER, build_overlays, scratch_dir
 from renderer.overlays import cluster_overlay
+from renderer.profile import INPUT_FILES
 from renderer.publish.flat import (
     KUSTOMIZATION_FILE,
     METADATA_FILE,
@@ -41,6 +42,7 @@ from renderer.repofiles import LINK_REFUSED
 from renderer.validate import check_clusters
 from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
+from tests.renderer.profile_texts import folder_files
 
 CLUSTERS = sorted(p.parent.name for p in (REPO_ROOT / "clusters").glob("*/gpu-profile.yaml"))
 BRANCH = "refs/heads/rendered"
@@ -175,13 +177,12 @@ def test_publish_creates_the_branch_with_one_file_per_object(source: Path):
         }
         assert meta["profileDigest"].startswith("sha256:")
         # the source files, verbatim (the bytes profileDigest hashes), not applied by Flux
-        profile = (source / "clusters" / name / "gpu-profile.yaml").read_bytes()
-        platform_path = source / "clusters" / name / "platform.yaml"
-        platform = platform_path.read_bytes() if platform_path.exists() else None
-        assert folder["source/gpu-profile.yaml"] == profile
-        assert folder.get("source/platform.yaml") == platform
-        assert sources == {"source/gpu-profile.yaml", *(["source/platform.yaml"] * bool(platform))}
-        assert meta["profileDigest"] == profile_digest(profile, platform)
+        inputs = folder_files(source / "clusters" / name)
+        present = {f: data for f, data in zip(INPUT_FILES, inputs, strict=True) if data}
+        assert {f"source/{f}": data for f, data in present.items()} == {
+            s: folder[s] for s in sources
+        }
+        assert meta["profileDigest"] == profile_digest(inputs)
         assert not [r for r in yaml.safe_load(folder[KUSTOMIZATION_FILE])["resources"] if "/" in r]
     message = message_of(source, commit)
     assert message.splitlines()[0] == "Render ams1, ber1, edge1, fra1, lab1, par1"
