@@ -2,7 +2,8 @@
 
 Each check adds Problems (errors or warnings) naming the file, line, field and the fix. The device
 rules are in device_rules.py, the platform rules in platform_rules.py; HAMi and the nodes are
-checked here (the audit job's fields are syntax, checked as they are decoded: syntax.py).
+checked here (the audit job's fields are syntax, checked as they are decoded: syntax.py, and
+audit_job.py compares its requests with its limits).
 Pure: works on a LoadedProfile, reads no files.
 """
 
@@ -14,6 +15,7 @@ from kubedata.yaml_io import Path
 
 from renderer.errors import Problem
 from renderer.profile import LoadedProfile
+from renderer.rules.audit_job import check_audit_resources
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_mdev_creators, check_vgpu, check_wiring
 from renderer.rules.live_state import check_live_state
@@ -89,6 +91,7 @@ _CHECKS = (
     check_mdev_creators,
     _hami_and_nodes,
     check_live_state,
+    check_audit_resources,
 )
 
 
