@@ -28,11 +28,13 @@ def _hook() -> dict[str, object]:
 
 def test_the_hook_needs_no_pip_install_and_runs_on_every_commit():
     hook = _hook()
+    assert hook["id"] == "gpu-gitops-render-check"
     # language: python would pip-install pykustomize, refused for its Requires-Python
     assert hook["language"] == "script"
     entry = REPO_ROOT / str(hook["entry"])
     assert entry.is_file() and os.access(entry, os.X_OK)
     assert "--ignore-requires-python" in entry.read_text()
+    assert 'gpu-gitops" render --check' in entry.read_text()
     # pre-commit hands no deleted files to a hook: without always_run a deletion-only commit
     # would skip it
     assert hook["always_run"] is True and hook["pass_filenames"] is False

@@ -19,7 +19,7 @@ from renderer.rules.audit_job import check_audit_resources
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_mdev_creators, check_vgpu, check_wiring
 from renderer.rules.live_state import check_live_state
-from renderer.rules.platform import check_container_takeover, check_platform
+from renderer.rules.platform import check_platform
 from renderer.rules.syntax import DNS_SUBDOMAIN
 
 __all__ = ["check_profile"]
@@ -84,7 +84,6 @@ def _hami_and_nodes(c: RuleChecker) -> None:
 
 _CHECKS = (
     check_platform,
-    check_container_takeover,
     check_devices,
     check_wiring,
     check_vgpu,
