@@ -131,6 +131,19 @@ def cluster_renames(repo: git.Repo, base: str, head: str) -> dict[str, str]:
     return out
 
 
+def _renames(
+    repo: git.Repo, sides: tuple[Side, Side], inputs: list[dict[str, dict[str, git.Blob]]]
+) -> dict[str, str]:
+    """Renames of a cluster gone at head to one new at head: reviewed as one cluster."""
+    found = cluster_renames(repo, sides[0].commit, sides[1].commit)
+    before, after = inputs
+    return {
+        new: old
+        for new, old in found.items()
+        if new in after and new not in before and old in before and old not in after
+    }
+
+
 def _digest(blobs: Mapping[str, git.Blob]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((name, b.hexsha) for name, b in blobs.items()))
 
@@ -198,14 +211,7 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
     try:
         sides = (Side(base, resolve(repo, base).hexsha), Side(head, resolve(repo, head).hexsha))
         inputs = [cluster_inputs(repo.commit(s.commit)) for s in sides]
-        renames = {
-            new: old
-            for new, old in cluster_renames(repo, sides[0].commit, sides[1].commit).items()
-            if new in inputs[1]
-            and new not in inputs[0]
-            and old in inputs[0]
-            and old not in inputs[1]
-        }
+        renames = _renames(repo, sides, inputs)
         everything = sorted(set(inputs[0]) | set(inputs[1]))
         # a cluster whose inputs are the same at both refs builds the same: nothing to review
         changed = [
