@@ -1,4 +1,5 @@
-"""`gpu-gitops publish`: commit the built output of every cluster to the rendered branch."""
+"""`gpu-gitops publish`: commit the built output of every cluster to the branch its Flux follows
+(spec.flux.branch), one commit per branch; `--branch NAME` publishes only that branch's clusters."""
 
 from __future__ import annotations
 
@@ -6,20 +7,29 @@ import argparse
 
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
-from renderer.publish.publish import publish
+from renderer.publish.publish import PublishResult, publish, publish_branches
 
 __all__ = ["cmd_publish", "define_publish"]
 
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
-    result = publish(
-        args.repo,
-        branch=args.branch,
-        push=args.push,
-        remote=args.remote,
-        allow_dirty=args.allow_dirty,
-        progress=console.progress,
+    options = {
+        "push": args.push,
+        "remote": args.remote,
+        "allow_dirty": args.allow_dirty,
+        "progress": console.progress,
+    }
+    results = (
+        (publish(args.repo, branch=args.branch, **options),)
+        if args.branch is not None
+        else publish_branches(args.repo, **options)
     )
+    for result in results:
+        _say(result, console, args.remote)
+    return 0
+
+
+def _say(result: PublishResult, console: Console, remote: str) -> None:
     for warning in result.warnings:
         console.problem(str(warning))
     short = result.source[:12]
@@ -28,19 +38,18 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
         console.say(f"rendered the working tree on {short} (--allow-dirty): {dirty}")
     if result.superseded_by:
         console.say(
-            f"no changes: {args.branch} already holds a render of {result.superseded_by[:12]}, "
-            f"which includes {short}"
+            f"no changes: {result.branch} already holds a render of "
+            f"{result.superseded_by[:12]}, which includes {short}"
         )
     elif result.commit is None:
-        console.say("no changes")
+        console.say(f"no changes on {result.branch}")
     else:
         what = ", ".join([*result.changed, *(f"-{n}" for n in result.removed)])
-        console.say(f"committed to {args.branch} from {short}: {what}")
+        console.say(f"committed to {result.branch} from {short}: {what}")
         console.data(result.commit + "\n")
     if result.pushed:
         retried = f" after {result.attempts - 1} retry(s)" if result.attempts > 1 else ""
-        console.say(f"pushed {args.branch} to {args.remote}{retried}")
-    return 0
+        console.say(f"pushed {result.branch} to {remote}{retried}")
 
 
 def define_publish(p: argparse.ArgumentParser) -> Command:
@@ -50,14 +59,15 @@ def define_publish(p: argparse.ArgumentParser) -> Command:
         """
 gpu-gitops publish
 gpu-gitops publish --push            # a push rejected as non-fast-forward is redone on the new tip
-gpu-gitops publish --branch rendered-staging --push --remote upstream
+gpu-gitops publish --branch rendered-staging --push --remote upstream   # its clusters only
 gpu-gitops publish --allow-dirty     # uncommitted profile edits; hydrator.metadata says so""",
     )
     p.add_argument(
         "--branch",
-        default="rendered",
+        default=None,
         metavar="NAME",
-        help="branch to commit to (default: rendered)",
+        help="publish only the clusters whose spec.flux.branch is NAME (default: every "
+        "branch a profile names, each cluster to its own)",
     )
     p.add_argument("--push", action="store_true", help="push the branch after committing")
     p.add_argument(

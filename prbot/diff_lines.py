@@ -26,6 +26,7 @@ __all__ = [
     "node_line",
     "object_lines",
     "object_title",
+    "status_note",
 ]
 
 _MARKS = {"added": "+", "removed": "-", "changed": "±"}
@@ -116,6 +117,11 @@ def object_lines(change: ObjectChange) -> Iterator[tuple[str, str]]:
         for fc in change.fields:
             yield "@", fc.display
             yield from change_lines(fc)
+
+
+def status_note(c: ClusterDiff) -> str:
+    """added, removed, or renamed with the old name."""
+    return f"renamed from {c.renamed_from}" if c.renamed_from else c.status
 
 
 def cluster_counts(c: ClusterDiff) -> str:

@@ -55,13 +55,15 @@ class ClusterDiff:
     """One cluster whose rendered objects changed, or that carries warnings."""
 
     name: str
-    status: Literal["added", "removed", "changed", "unchanged"]
+    status: Literal["added", "removed", "renamed", "changed", "unchanged"]
     changes: tuple[ObjectChange, ...]
     risks: tuple[Risk, ...] = ()
     nodes: tuple[NodeChange, ...] = ()
     """spec.nodes changes: labels are not in git, so each comes with its kubectl command."""
     warnings: tuple[Problem, ...] = ()
     """What `validate` warns about the cluster's files at head."""
+    renamed_from: str | None = None
+    """The cluster's name at base, when git sees its gpu-profile.yaml renamed."""
 
     def count(self, change: Literal["added", "removed", "changed"]) -> int:
         return sum(1 for c in self.changes if c.change == change)
@@ -105,6 +107,41 @@ def cluster_inputs(commit: git.Commit) -> dict[str, dict[str, git.Blob]]:
         if PROFILE_FILE in blobs:
             out[folder.name] = blobs
     return out
+
+
+def cluster_renames(repo: git.Repo, base: str, head: str) -> dict[str, str]:
+    """New name -> old name of each cluster folder whose gpu-profile.yaml git sees renamed
+    (`git diff -M`: similar content, metadata.name and all, under another folder)."""
+    out: dict[str, str] = {}
+    listing = repo.git.diff("-M", "--name-status", "-z", base, head, "--", "clusters")
+    fields = listing.split("\0")
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+            parts = [p.split("/") for p in (old, new)]
+            if status[0] == "R" and all(
+                len(p) == 3 and p[0] == "clusters" and p[2] == PROFILE_FILE for p in parts
+            ):
+                out[parts[1][1]] = parts[0][1]
+            continue
+        i += 2 if status else 1
+    return out
+
+
+def _renames(
+    repo: git.Repo, sides: tuple[Side, Side], inputs: list[dict[str, dict[str, git.Blob]]]
+) -> dict[str, str]:
+    """Renames of a cluster gone at head to one new at head: reviewed as one cluster."""
+    found = cluster_renames(repo, sides[0].commit, sides[1].commit)
+    before, after = inputs
+    return {
+        new: old
+        for new, old in found.items()
+        if new in after and new not in before and old in before and old not in after
+    }
 
 
 def _digest(blobs: Mapping[str, git.Blob]) -> tuple[tuple[str, str], ...]:
@@ -176,6 +213,7 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
     try:
         sides = (Side(base, resolve(repo, base).hexsha), Side(head, resolve(repo, head).hexsha))
         inputs = [cluster_inputs(repo.commit(s.commit)) for s in sides]
+        renames = _renames(repo, sides, inputs)
         everything = sorted(set(inputs[0]) | set(inputs[1]))
         # a cluster whose inputs are the same at both refs builds the same: nothing to review
         changed = [
@@ -197,26 +235,45 @@ def diff_refs(repo_dir: Path, base: str, head: str = "HEAD", *, reuse: bool = Tr
     objects = [_build(p) for p in profiles]
     clusters: list[ClusterDiff] = []
     for name in changed:
-        before, after = objects[0].get(name, {}), objects[1].get(name, {})
+        if name in renames.values():
+            continue  # reviewed under its new name
+        old = renames.get(name, name)
+        before, after = objects[0].get(old, {}), objects[1].get(name, {})
         changes = diff_objects(before, after)
-        was, now = profiles[0].get(name), profiles[1].get(name)
+        was, now = profiles[0].get(old), profiles[1].get(name)
         # a cluster new to git is reviewed against what its platform.yaml shows is live
         live = live_base(now) if was is None and now is not None else None
         risks = (
-            cluster_risks(name, live[0], now, live[1], after)
+            cluster_risks(name, live[0], now, live[1], after, added=True)
             if live is not None
-            else cluster_risks(name, was, now, before, after)
+            else cluster_risks(
+                name,
+                was,
+                now,
+                before,
+                after,
+                added=was is None and now is not None,
+                renamed_from=renames.get(name),
+            )
         )
         nodes = node_changes(was, now)
         warnings = tuple(p for p in checked[1].warnings if p.file.startswith(f"clusters/{name}/"))
         if not (changes or risks or nodes or warnings):
             continue
-        status: Literal["added", "removed", "changed", "unchanged"]
-        if name not in inputs[0]:
+        status: Literal["added", "removed", "renamed", "changed", "unchanged"]
+        if name in renames:
+            status = "renamed"
+        elif name not in inputs[0]:
             status = "added"
         elif name not in inputs[1]:
             status = "removed"
         else:
             status = "changed" if changes else "unchanged"
-        clusters.append(ClusterDiff(name, status, tuple(changes), tuple(risks), nodes, warnings))
-    return RefDiff(sides[0], sides[1], tuple(clusters), len(everything), tuple(names))
+        clusters.append(
+            ClusterDiff(
+                name, status, tuple(changes), tuple(risks), nodes, warnings, renames.get(name)
+            )
+        )
+    # a renamed cluster is one cluster, under its new name
+    total = len(everything) - len(renames)
+    return RefDiff(sides[0], sides[1], tuple(clusters), total, tuple(names))

@@ -2,7 +2,8 @@
 that leave Cozystack's bundle.
 
 Flux's Kustomization prunes (deletes) every object it applied that git no longer holds, unless the
-object carries kustomize.toolkit.fluxcd.io/prune: disabled; the platform chart never deletes a
+object carries kustomize.toolkit.fluxcd.io/prune: disabled; a cluster gone from git is pruned only
+when its Kustomization is deleted (lifecycle.py); the platform chart never deletes a
 Package it stops rendering (helm.sh/resource-policy: keep), so that one keeps running. Each
 warning says in plain words which of the two happens and what to do. Pure.
 """
@@ -50,8 +51,14 @@ def _prune_disabled(obj: KubeObject) -> bool:
     return all(annotations.get(k) == v for k, v in PRUNE_DISABLED.items())
 
 
-def _kept(key: ObjectKey) -> str:
+def _kept(key: ObjectKey, cluster_removed: bool = False) -> str:
     """What staying in the cluster as last applied means, for an object Flux does not prune."""
+    if key.kind == "KubeVirt" and cluster_removed:
+        return (
+            ", GPU wiring included (permittedHostDevices, mediated devices, feature gates): "
+            "nothing reconciles it from git any more; edit it by hand if the cluster keeps "
+            "running VMs"
+        )
     if key.kind == "KubeVirt":
         return (
             ", GPU wiring included (permittedHostDevices, mediated devices, feature gates): keep "
@@ -61,6 +68,28 @@ def _kept(key: ObjectKey) -> str:
     if key.kind == "Package":
         return ": its values are no longer reconciled from git; edit it by hand from now on"
     return ""
+
+
+_WITH_IT = {
+    "Namespace": "and everything in it with it",
+    "HelmRelease": "and Helm uninstalls the release and what it installed",
+    "Package": "and the Cozystack operator uninstalls what it installed",
+    "KubeVirt": "and with it KubeVirt itself: every VM of the cluster stops",
+    "CustomResourceDefinition": "and every object of that kind with it",
+}
+"""What else goes when an object of this kind is deleted."""
+
+
+def _decommissioned(key: ObjectKey) -> tuple[RiskKind, str]:
+    """What deleting the Kustomization of a cluster gone from git deletes with this object."""
+    step = "the decommission step (deleting the Kustomization) deletes"
+    if key in (_GPU_OPERATOR_RELEASE, _STANDALONE):
+        return "gpu-operator-removed", (
+            f"{step} {key} and with it the GPU Operator (its CRDs and node labels stay): GPU pods "
+            "and VMs lose their devices; move GPU workloads off first"
+        )
+    what = _WITH_IT.get(key.kind, "")
+    return "object-removed", f"{step} {key}{' ' + what if what else ''}"
 
 
 def _deleted(r: RiskCheck, key: ObjectKey) -> tuple[RiskKind, str]:
@@ -85,13 +114,7 @@ def _deleted(r: RiskCheck, key: ObjectKey) -> tuple[RiskKind, str]:
             f"Flux prunes the standalone Package {GPU_OPERATOR} (variant container) and the GPU "
             "Operator is uninstalled: GPU pods lose their devices; move them off first"
         )
-    what = {
-        "Namespace": "and everything in it with it",
-        "HelmRelease": "and Helm uninstalls the release and what it installed",
-        "Package": "and the Cozystack operator uninstalls what it installed",
-        "KubeVirt": "and with it KubeVirt itself: every VM of the cluster stops",
-        "CustomResourceDefinition": "and every object of that kind with it",
-    }.get(key.kind, "")
+    what = _WITH_IT.get(key.kind, "")
     return "object-removed", (
         f"{key} leaves the build: Flux deletes it from the cluster (the Kustomization prunes "
         f"what git no longer holds){' ' + what if what else ''}; if it must stay, keep it in "
@@ -115,8 +138,17 @@ def removed_object_risks(r: RiskCheck, cluster_removed: bool = False) -> None:
     """One warning per object of the base build that the head build no longer holds."""
     for key in sorted(set(r.base_objs) - set(r.head_objs)):
         obj = r.base_objs[key]
-        if _prune_disabled(obj):
-            kind: RiskKind = "object-kept"
+        kind: RiskKind = "object-kept"
+        if cluster_removed and _prune_disabled(obj):
+            message = (
+                f"{key} stays when the Kustomization is deleted: it carries "
+                "kustomize.toolkit.fluxcd.io/prune: disabled (provided Flux has applied it "
+                f"with that annotation: check kubectl get -o yaml){_kept(key, True)}"
+            )
+        elif cluster_removed:
+            # nothing is pruned while the Kustomization only fails; deleting it is the step
+            kind, message = _decommissioned(key)
+        elif _prune_disabled(obj):
             message = (
                 f"{key} leaves the build, but it carries kustomize.toolkit.fluxcd.io/prune: "
                 "disabled, so Flux does not delete it (provided Flux has applied it with that "
@@ -126,11 +158,9 @@ def removed_object_risks(r: RiskCheck, cluster_removed: bool = False) -> None:
         else:
             kind, message = _deleted(r, key)
         if cluster_removed:
-            message = f"the cluster leaves git: {message}"
-        if cluster_removed:
             r.add_base(kind, _cause(r, key), message)
-        else:
-            r.add_written(kind, _cause(r, key), message)
+            continue
+        r.add_written(kind, _cause(r, key), message)
 
 
 def kept_package_risks(r: RiskCheck) -> None:

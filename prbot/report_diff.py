@@ -10,7 +10,14 @@ import json
 from typing import Any
 
 from prbot.diff import FieldChange, ObjectChange
-from prbot.diff_lines import cluster_counts, headline, node_line, object_lines, object_title
+from prbot.diff_lines import (
+    cluster_counts,
+    headline,
+    node_line,
+    object_lines,
+    object_title,
+    status_note,
+)
 from prbot.refdiff import RefDiff
 from prbot.risk_check import Risk
 
@@ -25,7 +32,7 @@ def render_text(d: RefDiff) -> str:
         out += [f"  ! {r}" for r in d.risks]
         out.append("")
     for c in d.clusters:
-        status = "" if c.status in ("changed", "unchanged") else f" (cluster {c.status})"
+        status = "" if c.status in ("changed", "unchanged") else f" (cluster {status_note(c)})"
         counts = cluster_counts(c) if c.changes else "rendered objects unchanged"
         out.append(f"{c.name}{status}: {counts}")
         for change in c.changes:
@@ -114,6 +121,7 @@ def render_json(d: RefDiff) -> str:
             {
                 "name": c.name,
                 "status": c.status,
+                "renamedFrom": c.renamed_from,
                 "added": c.count("added"),
                 "changed": c.count("changed"),
                 "removed": c.count("removed"),

@@ -12,7 +12,13 @@ import re
 from kubedata.text import inert, markdown_text
 
 from prbot.diff import ObjectChange
-from prbot.diff_lines import cluster_counts, node_line, object_lines, object_title
+from prbot.diff_lines import (
+    cluster_counts,
+    node_line,
+    object_lines,
+    object_title,
+    status_note,
+)
 from prbot.refdiff import ClusterDiff, RefDiff
 
 __all__ = ["COMMENT_LIMIT", "MARKER", "render_markdown"]
@@ -71,7 +77,7 @@ def _summary_table(d: RefDiff) -> list[str]:
         "|---|---:|---:|---:|---:|",
     ]
     for c in d.clusters:
-        note = "" if c.status in ("changed", "unchanged") else f" ({c.status})"
+        note = "" if c.status in ("changed", "unchanged") else f" ({_md(status_note(c))})"
         rows.append(
             f"| {_md(c.name)}{note} | {c.count('added')} | {c.count('changed')} "
             f"| {c.count('removed')} | {len(c.risks)} |"
@@ -93,8 +99,8 @@ def _object_block(change: ObjectChange) -> tuple[str, list[str], str]:
 def _cluster_section(body: _Body, c: ClusterDiff) -> bool:
     """Add one <details> section; False when the budget ran out inside or before it."""
     summary = f"<b>{_md(c.name)}</b>: {cluster_counts(c)}"
-    if c.status in ("added", "removed"):
-        summary += f" (cluster {c.status})"
+    if c.status in ("added", "removed", "renamed"):
+        summary += f" (cluster {_md(status_note(c))})"
     if c.risks:
         summary += f", ⚠️ {len(c.risks)} warning(s)"
     close = "</details>\n\n"

@@ -30,6 +30,10 @@ RiskKind = Literal[
     "object-removed",
     "object-kept",
     "package-kept",
+    "cluster-bootstrap",
+    "cluster-renamed",
+    "cluster-removed",
+    "flux-source",
 ]
 
 Objects = Mapping[ObjectKey, KubeObject]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from renderer.profile import LoadedProfile
 
 from prbot.device_risks import device_risks
+from prbot.lifecycle import added_risks, removed_note, renamed_risks, source_risks
 from prbot.nodes import node_changes
 from prbot.removal_risks import kept_package_risks, removed_object_risks
 from prbot.risk_check import Objects, Risk, RiskCheck, shown_names
@@ -123,6 +124,7 @@ _CHECKS = (
     device_risks,
     _hami,
     _drift,
+    source_risks,
 )
 
 
@@ -132,16 +134,26 @@ def cluster_risks(
     head: LoadedProfile | None,
     base_objs: Objects,
     head_objs: Objects,
+    *,
+    added: bool = False,
+    renamed_from: str | None = None,
 ) -> list[Risk]:
-    """The warnings for one cluster whose profile changed (none for a removed cluster)."""
+    """The warnings for one cluster whose profile changed, was added (`base` is then what its
+    platform.yaml shows is live, if anything), renamed, or removed (`head` None)."""
     if head is None:
         if base is None:
             return []
         # the cluster leaves git: every warning is at a line of its last profile
         gone = RiskCheck(name, base, base, base_objs, {})
+        gone.add_base("cluster-removed", ("metadata", "name"), removed_note(base))
         removed_object_risks(gone, cluster_removed=True)
         return gone.out
     r = RiskCheck(name, base, head, base_objs, head_objs)
+    if added:
+        added_risks(r)
+    if renamed_from is not None:
+        renamed_risks(r, renamed_from)
     for check in _CHECKS:
-        check(r)
+        if not (added and check is source_risks):  # a live base has no bootstrap objects
+            check(r)
     return r.out

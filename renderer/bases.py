@@ -417,13 +417,29 @@ BASES: dict[str, dict[str, KubeObject]] = {
             "spec": {"components": {"platform": {"values": {}}}},
         }
     },
-    # The bundle rejects variant container: it is reachable only as a standalone Package.
+    # The bundle rejects variant container: it is reachable only as a standalone Package. After
+    # vgpu it takes over the Package the platform left (helm.sh/resource-policy: keep), whose
+    # components.gpu-operator values Helm wrote; server-side apply leaves fields another manager
+    # owns, so the vGPU Manager and Device Manager are declared off here, and Flux's forced apply
+    # takes `enabled` over (the image coordinates that stay are inert with the manager off).
     COZYSTACK_GPU_OPERATOR_BASE: {
         "gpu-operator-package.yaml": {
             "apiVersion": "cozystack.io/v1alpha1",
             "kind": "Package",
             "metadata": {"name": GPU_OPERATOR},
-            "spec": {"variant": "container"},
+            "spec": {
+                "variant": "container",
+                "components": {
+                    "gpu-operator": {
+                        "values": {
+                            "gpu-operator": {
+                                "vgpuManager": {"enabled": False},
+                                "vgpuDeviceManager": {"enabled": False},
+                            }
+                        }
+                    }
+                },
+            },
         }
     },
     FLUX_GPU_OPERATOR_BASE: {

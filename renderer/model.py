@@ -22,6 +22,7 @@ from renderer.rules.syntax import (
     IMAGE_PATH,
     IMAGE_REGISTRY,
     IMAGE_VERSION,
+    QUANTITY,
 )
 from renderer.schema import spec, yaml_key
 
@@ -42,6 +43,7 @@ __all__ = [
     "NodeMediatedDeviceTypes",
     "Platform",
     "ProfileSpec",
+    "ResourceList",
     "VGPUManager",
     "Variant",
     "Workload",
@@ -221,16 +223,28 @@ class KubeVirtTarget:
 
 
 @dataclass(frozen=True)
+class ResourceList:
+    """Kubernetes quantities of a container's resources: the names a plain Job container takes."""
+
+    cpu: str | None = spec('CPU, e.g. "100m" or "1".', default=None, syntax=QUANTITY)
+    memory: str | None = spec('Memory, e.g. "512Mi".', default=None, syntax=QUANTITY)
+    ephemeral_storage: str | None = spec(
+        'Local scratch space, e.g. "1Gi".', default=None, key="ephemeral-storage", syntax=QUANTITY
+    )
+
+
+@dataclass(frozen=True)
 class AuditResources:
     """Requests and limits of the audit container (Kubernetes quantities)."""
 
-    requests: dict[str, str] = spec(
+    requests: ResourceList = spec(
         "Requests (default cpu 100m, memory 512Mi: above the measured peak of an audit).",
-        factory=lambda: {"cpu": "100m", "memory": "512Mi"},
+        factory=lambda: ResourceList(cpu="100m", memory="512Mi"),
     )
-    limits: dict[str, str] = spec(
-        "Limits (default memory 1Gi; no CPU limit, which would only slow the run down).",
-        factory=lambda: {"memory": "1Gi"},
+    limits: ResourceList = spec(
+        "Limits (default memory 1Gi; no CPU limit, which would only slow the run down). "
+        "Each is at least its request.",
+        factory=lambda: ResourceList(memory="1Gi"),
     )
 
 

@@ -36,7 +36,7 @@ from renderer.cozystack_names import PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.kustomize.library import KUSTOMIZATION
 from renderer.live_file import MARKS
-from renderer.model import AuditAlerts
+from renderer.model import AuditAlerts, to_data
 from renderer.profile import LoadedProfile
 from renderer.values.cozystack import effective_values, platform_gpu_values
 from renderer.values.flux import gpu_operator_values, kubevirt_configuration
@@ -212,7 +212,7 @@ def _audit_job(lp: LoadedProfile, patch: _Patch) -> list[str]:
     args = ["audit", "--cluster", lp.name, "--in-cluster", "--fail-on", "never", "-o", audit.output]
     if audit.pushgateway:
         args += ["--pushgateway", audit.pushgateway]
-    resources = {"requests": audit.resources.requests, "limits": audit.resources.limits}
+    resources = to_data(audit.resources)
     patch(
         "audit-job.patch.yaml",
         {"kind": "CronJob", "name": AUDIT_NAME},

@@ -64,6 +64,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "renderer/rules": ("tests/renderer/rules", "tests/renderer/test_rules.py"),
     "kubedata/diff": ("tests/kubedata/test_diff.py", "tests/audit/compare"),
+    "kubedata/quantity": ("tests/kubedata/test_quantity.py", "tests/audit/compare"),
 }
 """The tests that cover each package (what the mutants of its modules are run against)."""
 TARGETS = frozenset({"audit/compare", "audit/findings", "adopt/plan", "renderer/values"})
@@ -96,13 +97,14 @@ def _m(file: str, old: str, new: str, kind: Kind, wrong: str, equivalent: str = 
 
 _DIFFER = "audit/compare/differ.py"
 _NORMALIZE = "audit/compare/normalize.py"
-_QUANTITY = "audit/compare/quantity.py"
+_QUANTITY = "kubedata/quantity.py"
 _PAIRS = "audit/compare/pairs.py"
 _DEFAULTS = "audit/compare/defaults.py"
 _CLASSIFY = "audit/findings/classify.py"
 _COLLECT = "audit/findings/collect.py"
 _ATTRIBUTE = "audit/findings/attribute.py"
 _SEVERITY = "audit/findings/severity.py"
+_PROVENANCE = "audit/findings/provenance.py"
 _PLAN = "adopt/plan.py"
 _FLUX = "renderer/values/flux.py"
 _COZY = "renderer/values/cozystack.py"
@@ -223,8 +225,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     _m(
         _QUANTITY,
-        "milli = q * 1000",
-        "milli = q * 100",
+        "scaled = q * 1000 ** -_DECIMAL[suffix]",
+        "scaled = q * 100 ** -_DECIMAL[suffix]",
         "constant",
         "a milli quantity gets the wrong spelling",
     ),
@@ -515,8 +517,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     _m(
         _PLAN,
-        '    if f.redacted:\n        return "the value is a secret',
-        '    if False:\n        return "the value is a secret',
+        '    if f.redacted:\n        return (\n            "the value is redacted',
+        '    if False:\n        return (\n            "the value is redacted',
         "drop",
         "a redacted secret is copied into git",
     ),
@@ -529,13 +531,13 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     _m(
         _PLAN,
-        'if f.type == "missing" or f.redacted:',
+        'if f.type == "missing" or (f.redacted and f.desired is not None):',
         'if f.type == "missing":',
         "drop",
         "the revert command of a redacted value spells the secret out",
     ),
     _m(
-        _PLAN,
+        _PROVENANCE,
         "    if f.desired is None:\n        patch: list",
         "    if False:\n        patch: list",
         "drop",
@@ -607,8 +609,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     _m(
         _FLUX,
-        "others = [g for g in spec.kubevirt.feature_gates if g != HOST_DEVICES_GATE]",
-        "others = list(spec.kubevirt.feature_gates)",
+        "return [g for g in dict.fromkeys(wanted) if g not in removed]",
+        "return [g for g in wanted if g not in removed]",
         "drop",
         "HostDevices is listed twice, or kept where the GPU wiring goes",
     ),

@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from kubedata.objects import KubeObject
+from kubedata.quantity import QuantityError, canonical_quantity
 from renderer.cozystack_names import PLATFORM_PACKAGE as PLATFORM
 
 from audit.compare.crd import Schema
@@ -46,7 +47,6 @@ from audit.compare.known_types import (
     declared_empty_is_a_value,
 )
 from audit.compare.patterns import matches, select
-from audit.compare.quantity import QuantityError, canonical_quantity
 
 __all__ = ["canonical_duration", "normalize", "plain"]
 

@@ -161,6 +161,8 @@ class Publisher:
     sources: Sources
     progress: Callable[[int, int, str], None] | None = None
     """Called after each build: (done, total, cluster)."""
+    branch: str = "rendered"
+    """The branch written; `sources` holds the clusters that follow it."""
     metadata: dict[str, Metadata] = field(default_factory=dict)
     outputs: dict[str, dict[str, bytes]] = field(default_factory=dict)
     warnings: list[Problem] = field(default_factory=list)

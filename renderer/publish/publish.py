@@ -35,10 +35,10 @@ from renderer.errors import GitError, Problem, ProfileError
 from renderer.gitrepo import open_repo
 from renderer.publish.gitobjects import GitCommandFailed, RefMoved, ref_sha, run_git, update_ref
 from renderer.publish.plan import Plan, Publisher
-from renderer.publish.sources import read_sources
+from renderer.publish.sources import Sources, profile_branch, read_sources
 from renderer.write import checkout_lock
 
-__all__ = ["MAX_ATTEMPTS", "PublishResult", "publish"]
+__all__ = ["MAX_ATTEMPTS", "PublishResult", "publish", "publish_branches"]
 
 MAX_ATTEMPTS = 5
 """Tries at moving the branch (or pushing it) before giving up."""
@@ -71,6 +71,7 @@ class PublishResult:
     superseded_by: str | None = None
     """The newer source commit the tip was already rendered from, when that made this a no-op."""
     warnings: tuple[Problem, ...] = ()
+    branch: str = "rendered"
 
 
 def _result(
@@ -94,6 +95,7 @@ def _result(
         attempts=attempts,
         superseded_by=superseded_by,
         warnings=tuple(pub.warnings),
+        branch=pub.branch,
     )
 
 
@@ -224,6 +226,51 @@ def _publish_push(pub: Publisher, ref: str, branch: str, remote: str) -> Publish
     )
 
 
+def _on_branch(sources: Sources, branch: str) -> Sources:
+    """The clusters whose Flux follows `branch` (spec.flux.branch): a cluster is written to the
+    branch its GitRepository pulls, and leaves any other (its folder there is removed)."""
+    files = {n: f for n, f in sources.files.items() if profile_branch(f[0]) == branch}
+    if not files:
+        follow = sorted({profile_branch(f[0]) for f in sources.files.values()})
+        raise ProfileError(
+            [
+                Problem(
+                    "clusters/",
+                    0,
+                    "spec.flux.branch",
+                    f"no cluster follows branch {branch} (the profiles' branches: "
+                    f"{', '.join(follow)}); publish one of those, or set spec.flux.branch: "
+                    f"{branch} in the profiles that should go there",
+                )
+            ]
+        )
+    return Sources(sources.commit, files, sources.dirty & set(files))
+
+
+def _sources(repo: git.Repo, allow_dirty: bool) -> Sources:
+    sources = read_sources(repo, allow_dirty)
+    if not sources.files:
+        raise ProfileError(
+            [Problem("clusters/", 0, "", "no clusters/<name>/gpu-profile.yaml found")]
+        )
+    return sources
+
+
+def _publish_one(
+    repo: git.Repo,
+    sources: Sources,
+    branch: str,
+    push: bool,
+    remote: str,
+    progress: Callable[[int, int, str], None] | None,
+) -> PublishResult:
+    ref = _branch_ref(repo, branch)
+    pub = Publisher(repo, _on_branch(sources, branch), progress, branch)
+    if push:
+        return _publish_push(pub, ref, branch, remote)
+    return _publish_local(pub, ref)
+
+
 def publish(
     path: Path,
     *,
@@ -233,17 +280,31 @@ def publish(
     allow_dirty: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> PublishResult:
-    """Render, build and commit every cluster of the checkout at `path` to `branch`."""
+    """Render, build and commit to `branch` every cluster of the checkout at `path` whose
+    spec.flux.branch is `branch` (ProfileError when none is)."""
     repo = open_repo(path)
     tree = repo.working_tree_dir
     with repo, checkout_lock(Path(tree), shared=True) if tree else contextlib.nullcontext():
-        ref = _branch_ref(repo, branch)
-        sources = read_sources(repo, allow_dirty)
-        if not sources.files:
-            raise ProfileError(
-                [Problem("clusters/", 0, "", "no clusters/<name>/gpu-profile.yaml found")]
-            )
-        pub = Publisher(repo, sources, progress)
-        if push:
-            return _publish_push(pub, ref, branch, remote)
-        return _publish_local(pub, ref)
+        return _publish_one(repo, _sources(repo, allow_dirty), branch, push, remote, progress)
+
+
+def publish_branches(
+    path: Path,
+    *,
+    push: bool = False,
+    remote: str = "origin",
+    allow_dirty: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[PublishResult, ...]:
+    """`publish` to every branch a profile names, in name order: one commit per branch, each
+    moved (or pushed) compare-and-swap on its own; the first failure stops the rest."""
+    repo = open_repo(path)
+    tree = repo.working_tree_dir
+    with repo, checkout_lock(Path(tree), shared=True) if tree else contextlib.nullcontext():
+        sources = _sources(repo, allow_dirty)
+        branches = sorted({profile_branch(f[0]) for f in sources.files.values()})
+        for branch in branches:
+            _branch_ref(repo, branch)  # every name checked before anything is written
+        return tuple(
+            _publish_one(repo, sources, branch, push, remote, progress) for branch in branches
+        )

@@ -11,13 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import git
+from kubedata.errors import YamlError
+from kubedata.yaml_io import load_marked
 
 from renderer.errors import GitError
+from renderer.model import Flux
 from renderer.profile import INPUT_FILES, MAX_FILE_BYTES, PROFILE_FILE, ClusterFiles
 from renderer.publish.gitobjects import run_git
 from renderer.repofiles import link_problem, read_bytes
 
-__all__ = ["Sources", "read_sources"]
+__all__ = ["Sources", "profile_branch", "read_sources"]
 
 _MODE_LINK = 0o120000
 """git's mode of a symbolic link."""
@@ -31,6 +34,21 @@ class Sources:
     files: dict[str, ClusterFiles]
     dirty: frozenset[str] = frozenset()
     """Clusters whose files were read from the working tree and differ from `commit`."""
+
+
+def profile_branch(profile: bytes) -> str:
+    """The rendered branch a profile's Flux follows (spec.flux.branch, default rendered), read
+    leniently: a profile that does not parse is refused when it is validated, on any branch."""
+    try:
+        data, _ = load_marked(profile.decode("utf-8"), PROFILE_FILE)
+    except (YamlError, UnicodeDecodeError):
+        return _DEFAULT_BRANCH
+    for key in ("spec", "flux", "branch"):
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, str) else _DEFAULT_BRANCH
+
+
+_DEFAULT_BRANCH = Flux().branch
 
 
 def _files_at(commit: git.Commit) -> dict[str, ClusterFiles]:

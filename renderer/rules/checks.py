@@ -4,7 +4,8 @@ Each check adds Problems (errors or warnings) naming the file, line, field and t
 rules are in devices.py (the GPU tables they read: gpus.py), platform.yaml's in platform.py, the
 live platform's (packages leaving the bundle, devices in use) in live_state.py; HAMi, the nodes
 and the labels of the audit's PrometheusRule are checked here (the audit job's other fields are
-syntax, checked as they are decoded: syntax.py).
+syntax, checked as they are decoded: syntax.py, and audit_job.py compares its requests with its
+limits).
 Pure: works on a LoadedProfile, reads no files.
 """
 
@@ -17,11 +18,12 @@ from kubedata.yaml_io import Path
 
 from renderer.errors import Problem
 from renderer.profile import LoadedProfile
+from renderer.rules.audit_job import check_audit_resources
 from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_mdev_creators, check_vgpu, check_wiring
 from renderer.rules.live_files import check_live_files
 from renderer.rules.live_state import check_live_state
-from renderer.rules.platform import check_container_takeover, check_platform
+from renderer.rules.platform import check_platform
 from renderer.rules.syntax import DNS_SUBDOMAIN, LABEL_KEY, LABEL_VALUE
 
 __all__ = ["check_profile"]
@@ -103,7 +105,6 @@ def _alert_labels(c: RuleChecker) -> None:
 
 _CHECKS = (
     check_platform,
-    check_container_takeover,
     check_devices,
     check_wiring,
     check_vgpu,
@@ -112,6 +113,7 @@ _CHECKS = (
     _alert_labels,
     check_live_state,
     check_live_files,
+    check_audit_resources,
 )
 
 

@@ -7,13 +7,13 @@ platform.yaml are reported at its own lines. Pure.
 
 from __future__ import annotations
 
-from renderer.cozystack_names import GPU_OPERATOR, PLATFORM_VALUES, platform_values
+from renderer.cozystack_names import PLATFORM_VALUES, platform_values
 from renderer.profile import PLATFORM_FILE
 from renderer.rules.checker import RuleChecker
 from renderer.rules.versions import KNOWN, version_problem
 from renderer.values.cozystack import BUNDLE_VARIANTS, SUPPORTED_VERSIONS, effective_values
 
-__all__ = ["check_container_takeover", "check_platform"]
+__all__ = ["check_platform"]
 
 
 def check_platform(c: RuleChecker) -> None:
@@ -114,27 +114,4 @@ def _hosted_platform(c: RuleChecker) -> None:
         "and the iaas bundle never renders here); do not switch the platform to isp-full, which "
         "would install a second network and storage stack over the host's: offer GPU VMs from "
         "the host cluster's profile, and use variant container or none here",
-    )
-
-
-def check_container_takeover(c: RuleChecker) -> None:
-    """vgpu -> container on Cozystack: the standalone Package takes over the bundle's kept one,
-    whose vGPU values Helm wrote; server-side apply leaves fields another manager owns."""
-    doc = c.lp.platform
-    if not (c.cozystack and c.spec.variant == "container" and doc is not None):
-        return
-    spec_doc = doc.obj.get("spec") or {}
-    values = platform_values(doc.obj)
-    bundles = effective_values(values, spec_doc.get("variant")).get("bundles") or {}
-    live = (bundles.get("iaas") or {}).get("gpuOperatorVariant")
-    if live != "vgpu" or GPU_OPERATOR not in (bundles.get("enabledPackages") or []):
-        return
-    c.platform_problem(
-        (*PLATFORM_VALUES, "bundles", "iaas", "gpuOperatorVariant"),
-        f"vgpu -> container: the live {GPU_OPERATOR} Package keeps the vGPU Manager and Device "
-        "Manager values Helm wrote into it (spec.components.gpu-operator), which the container "
-        "Package taking it over does not remove under server-side apply; once Flux applied "
-        f"this, run kubectl patch packages.cozystack.io {GPU_OPERATOR} --type=json "
-        """-p '[{"op":"remove","path":"/spec/components"}]'""",
-        "warning",
     )

@@ -34,6 +34,8 @@ NOT_EXPRESSIBLE = {
     "comes before there is a JSON document to validate",
     "cron-range": "a cron range whose start is after its end: not a regular language in practice",
     "image-name-length": "the 255-character limit on an image's repository name alone",
+    "request-above-limit": "a resource request above its limit: quantities compared as numbers "
+    "(1Gi and 1024Mi), not text",
 }
 """Why a rule `validate` enforces is not in the schema, by kind."""
 

@@ -16,6 +16,9 @@ Sources:
   Stricter than robfig on nonsense it tolerates: empty list entries ("1,,2"), "*-5", signs ("+5").
 - Image references: distribution/reference regexp.go (`ReferenceRegexp`, name at most 255).
 - Branch names: git-check-ref-format(1) with `--branch` (no leading "-", not "HEAD").
+- Quantities: k8s.io/apimachinery/pkg/api/resource/quantity.go (`ParseQuantity`: sign, digits with
+  an optional fraction, then Ki..Ei, n u m k M G T P E or e/E and an exponent); the API server
+  refuses a negative request or limit (pkg/apis/core/validation `ValidateResourceQuantityValue`).
 - URLs: RFC 3986 scheme://[user@]host[:port][/path][?query]; a password is refused (Flux and the
   Pushgateway client take credentials from Secrets, and it would be printed in messages).
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from kubedata.quantity import QuantityError, parse_quantity
 from kubedata.text import shorten
 
 from renderer.schema import Syntax
@@ -46,10 +50,12 @@ __all__ = [
     "LABEL_KEY",
     "LABEL_VALUE",
     "LOOSER_THAN_CHECK",
+    "QUANTITY",
     "cron_problem",
     "either_case",
     "git_branch_problem",
     "image_problem",
+    "quantity_problem",
     "url_problem",
 ]
 
@@ -332,6 +338,31 @@ def _resource_problem(name: str) -> str | None:
     return None
 
 
+# --- quantities -----------------------------------------------------------------------------------
+
+_QUANTITY = (
+    r"\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)" r"(?:Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+|[numkMGTPE])?"
+)
+"""A non-negative quantity; the sign is refused here with a message of its own."""
+
+
+def quantity_problem(value: str) -> str | None:
+    """What is wrong with a resource request or limit, and how to write it."""
+    try:
+        number = parse_quantity(value) if value == value.strip() else None
+    except QuantityError:
+        number = None
+    if number is not None and number < 0:
+        return f'"{shorten(value)}" is negative; a request or limit is at least 0'
+    if number is None or not re.fullmatch(_QUANTITY, value):
+        return (
+            f'"{shorten(value)}" is not a Kubernetes quantity; write a number and a suffix: '
+            "Ki Mi Gi Ti Pi Ei (powers of 1024), n u m k M G T P E (of 1000) or e<N>, "
+            'e.g. "512Mi" or "250m"'
+        )
+    return None
+
+
 # --- the grammars fields use ----------------------------------------------------------------------
 
 CRON_SCHEDULE = Syntax(_CRON_PATTERN, cron_problem)
@@ -360,3 +391,5 @@ EXTENDED_RESOURCE = Syntax(
     _resource_problem,
 )
 """A Kubernetes extended resource name, as a device plugin advertises it (domain/name)."""
+QUANTITY = Syntax(_QUANTITY, quantity_problem)
+"""A non-negative Kubernetes quantity: a container's request or limit."""

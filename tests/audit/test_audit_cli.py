@@ -165,12 +165,25 @@ def test_container_variant_package_from_git_is_not_an_orphan(tmp_path: Path) -> 
                     "manager": "kustomize-controller",
                     "operation": "Apply",
                     "fieldsType": "FieldsV1",
-                    "fieldsV1": {"f:spec": {"f:variant": {}}},
+                    "fieldsV1": {"f:spec": {"f:variant": {}, "f:components": {}}},
                     "time": "2026-11-01T00:00:00Z",
                 }
             ],
         },
-        "spec": {"variant": "container"},
+        # as Flux applies it: the vGPU managers declared off (renderer/bases.py)
+        "spec": {
+            "variant": "container",
+            "components": {
+                "gpu-operator": {
+                    "values": {
+                        "gpu-operator": {
+                            "vgpuManager": {"enabled": False},
+                            "vgpuDeviceManager": {"enabled": False},
+                        }
+                    }
+                }
+            },
+        },
     }
     snapshot = write_snapshot(tmp_path / "par1", [package])
     _, doc = audit_json(repo_root, snapshot, "par1")

@@ -587,7 +587,10 @@ def test_a_cluster_new_to_git_is_reviewed_against_its_platform_yaml(repo: git.Re
     (new1,) = d.clusters
     assert new1.status == "added"
     # live (platform.yaml): passthrough with an RTX PRO 6000 the profile does not list
-    (lost,) = new1.risks
+    (boot, lost) = new1.risks
+    assert (
+        boot.kind == "cluster-bootstrap" and "kubectl apply -f clusters/new1/flux/" in boot.message
+    )
     assert (lost.kind, lost.file, lost.line, lost.ref) == (
         "device-removed",
         "clusters/new1/platform.yaml",

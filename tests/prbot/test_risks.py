@@ -75,26 +75,47 @@ def test_new_cluster_warns_only_about_what_it_introduces(load) -> None:
 def test_container_hami_already_there_is_quiet(load) -> None:
     base = load(FLUX % "container" + "hami: true\n", platform=None)
     head = load(FLUX % "container" + "hami: true\nflux: {interval: 1m}\n", platform=None)
-    assert risks(base, head) == []
+    # only the interval, which the hand-applied bootstrap objects carry, is worth a word
+    (moved,) = risks(base, head)
+    assert moved.kind == "flux-source"
+    assert moved.message == (
+        "spec.flux.interval 10m -> 1m: the GitRepository and Kustomization gpu-gitops in "
+        "flux-system were applied by hand from clusters/c1/flux/ and nothing in git updates them; "
+        "Flux keeps the old interval until you run: kubectl apply -f clusters/c1/flux/"
+    )
 
 
 def test_removed_cluster_says_what_flux_deletes_and_what_stays(load) -> None:
     got = risks(load(COZY % "passthrough"), None)
-    assert [(x.kind, x.ref, x.line) for x in got] == [("object-kept", "base", 7)]
-    assert got[0].message.startswith(
-        "the cluster leaves git: Package.cozystack.io cozystack.cozystack-platform leaves the "
-        "build, but it carries kustomize.toolkit.fluxcd.io/prune: disabled, so Flux does not "
-        "delete it"
+    assert [(x.kind, x.ref, x.line) for x in got] == [
+        ("cluster-removed", "base", 4),
+        ("object-kept", "base", 7),
+    ]
+    assert got[0].message == (
+        "the cluster leaves git: publish removes ./c1 from the rendered branch, and the live "
+        'Kustomization gpu-gitops (cozy-fluxcd) then fails with "kustomization path not found" '
+        "and prunes nothing: everything keeps running as last applied. To decommission the "
+        "cluster, delete it: kubectl delete kustomization gpu-gitops -n cozy-fluxcd && kubectl "
+        "delete gitrepository gpu-gitops -n cozy-fluxcd; with prune: true that deletes what it "
+        "applied (the warnings below), except objects marked kustomize.toolkit.fluxcd.io/prune: "
+        "disabled"
+    )
+    assert got[1].message.startswith(
+        "Package.cozystack.io cozystack.cozystack-platform stays when the Kustomization is "
+        "deleted: it carries kustomize.toolkit.fluxcd.io/prune: disabled"
     )
     flux = risks(load(FLUX % "passthrough" + L40S, platform=None), None)
-    deleted = [x for x in flux if x.kind != "object-kept"]
+    assert not [x for x in flux if "Flux prunes" in x.message], "nothing is pruned on removal"
+    assert "-n flux-system" in flux[0].message
+    deleted = [x for x in flux if x.kind not in ("object-kept", "cluster-removed")]
     assert {x.kind for x in deleted} == {"gpu-operator-removed", "object-removed"}
-    assert any(
-        "Namespace gpu-operator leaves the build: Flux deletes it" in x.message for x in flux
-    )
+    assert (
+        "the decommission step (deleting the Kustomization) deletes Namespace gpu-operator and "
+        "everything in it with it"
+    ) in [x.message for x in flux]
     (kubevirt,) = [x for x in flux if x.kind == "object-kept"]
-    assert "KubeVirt.kubevirt.io kubevirt/kubevirt" in kubevirt.message
-    assert "Flux deletes" not in kubevirt.message
+    assert "KubeVirt.kubevirt.io kubevirt/kubevirt stays when the Kustomization" in kubevirt.message
+    assert "deletes" not in kubevirt.message
 
 
 def test_standalone_container_package_pruned(load) -> None:

@@ -297,6 +297,44 @@ CASES: list[tuple[str, str | bytes, str | None, list[str]]] = [
         ],
     ),
     (
+        "audit-resources-not-quantities",
+        P(
+            FLUX
+            + "  variant: none\n  audit:\n    resources:\n      requests:\n"
+            + "        memory: 512MB\n        cpu: lots\n      limits:\n        memroy: 1Gi\n"
+            + "        ephemeral-storage: -1Gi\n"
+        ),
+        None,
+        [
+            f'{F}:11: error: spec.audit.resources.requests.memory: "512MB" is not a Kubernetes '
+            "quantity; write a number and a suffix: Ki Mi Gi Ti Pi Ei (powers of 1024), "
+            'n u m k M G T P E (of 1000) or e<N>, e.g. "512Mi" or "250m"',
+            f'{F}:12: error: spec.audit.resources.requests.cpu: "lots" is not a Kubernetes '
+            "quantity; write a number and a suffix: Ki Mi Gi Ti Pi Ei (powers of 1024), "
+            'n u m k M G T P E (of 1000) or e<N>, e.g. "512Mi" or "250m"',
+            f"{F}:14: error: spec.audit.resources.limits.memroy: unknown field; "
+            'did you mean "memory"?',
+            f'{F}:15: error: spec.audit.resources.limits.ephemeral-storage: "-1Gi" is negative; '
+            "a request or limit is at least 0",
+        ],
+    ),
+    (
+        "audit-request-above-limit",
+        P(
+            FLUX
+            + "  variant: none\n  audit:\n    resources:\n"
+            + "      requests: {cpu: 1500m, memory: 2Gi}\n"
+            + "      limits: {cpu: '1.5', memory: 2000Mi}\n"
+        ),
+        None,
+        [
+            f'{F}:10: error: spec.audit.resources.requests.memory: memory request "2Gi" is above '
+            'its limit "2000Mi" (spec.audit.resources.limits.memory); the API server refuses the '
+            "CronJob and with it the cluster's whole Kustomization: lower the request or raise "
+            "the limit",
+        ],
+    ),
+    (
         "flux-branch-empty",
         P(FLUX + '  variant: none\n  flux: {branch: ""}\n'),
         None,

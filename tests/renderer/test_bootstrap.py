@@ -200,15 +200,6 @@ def test_profile_url_must_be_one_flux_can_pull(tmp_path: Path):
     assert "spec.flux.url" in err and "ssh://" in err
 
 
-def test_pre_commit_hook_runs_render_check():
-    (hook,) = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "gpu-gitops-render-check"
-    assert hook["language"] == "python"
-    assert hook["entry"] == "gpu-gitops render --check"
-    assert hook["pass_filenames"] is False
-    assert hook["files"].startswith("^(clusters|")
-
-
 def test_the_examples_pin_their_url_so_the_render_does_not_depend_on_the_remote():
     for lp in check_clusters(REPO_ROOT).profiles:
         assert lp.profile.spec.flux.url, f"{lp.file}: set spec.flux.url"

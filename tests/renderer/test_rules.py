@@ -224,7 +224,7 @@ def test_rule2_container_on_cozystack_is_a_standalone_package(tmp_path):
         ("Package", "cozystack.cozystack-platform"),
         ("Package", "cozystack.gpu-operator"),
     ]
-    assert find(objs, "Package", "cozystack.gpu-operator")["spec"] == {"variant": "container"}
+    assert find(objs, "Package", "cozystack.gpu-operator")["spec"]["variant"] == "container"
     bundles = platform_values(objs)["bundles"]
     assert bundles["enabledPackages"] == ["cozystack.external-dns"]
     assert bundles["iaas"]["gpuOperatorVariant"] == "default"
@@ -1233,7 +1233,9 @@ def test_rule9_container_nodes_without_hami_get_nothing(tmp_path):
     assert check(tmp_path / "d", both) == (True, [])
 
 
-def test_rule2_vgpu_to_container_leaves_vgpu_values_in_the_kept_package(tmp_path):
+def test_rule2_vgpu_to_container_declares_the_kept_packages_vgpu_values_off(tmp_path):
+    # The kept Package carries Helm's components.gpu-operator values from vgpu; server-side apply
+    # leaves fields it does not declare, so the container Package declares both managers off.
     live = platform_yaml(
         values="""\
         bundles:
@@ -1243,24 +1245,22 @@ def test_rule2_vgpu_to_container_leaves_vgpu_values_in_the_kept_package(tmp_path
     )
     ok, problems = check(tmp_path, COZY + "variant: container\n", live)
     assert ok
-    assert (
-        W(
-            12,
-            f"{VALUES}.iaas.gpuOperatorVariant",
-            "vgpu -> container: the live cozystack.gpu-operator Package keeps the vGPU Manager and "
-            "Device Manager values Helm wrote into it (spec.components.gpu-operator), which the "
-            "container Package taking it over does not remove under server-side apply; once Flux "
-            "applied this, run kubectl patch packages.cozystack.io cozystack.gpu-operator "
-            """--type=json -p '[{"op":"remove","path":"/spec/components"}]'""",
-            PLATFORM,
-        )
-        in problems
-    )
-    # from passthrough the kept Package has no component values: nothing to say
-    _, problems = check(
-        tmp_path / "b", COZY + "variant: container\n", live.replace("vgpu}", "default}")
-    )
-    assert not [p for p in problems if "vgpu -> container" in p.message]
+    assert not [p for p in problems if "vGPU" in p.message or "kubectl patch" in p.message]
+    objs = built(tmp_path / "b", COZY + "variant: container\n", live)
+    package = find(objs, "Package", "cozystack.gpu-operator")
+    assert package["spec"] == {
+        "variant": "container",
+        "components": {
+            "gpu-operator": {
+                "values": {
+                    "gpu-operator": {
+                        "vgpuManager": {"enabled": False},
+                        "vgpuDeviceManager": {"enabled": False},
+                    }
+                }
+            }
+        },
+    }
 
 
 def test_rule9_node_labels_on_the_container_variant(tmp_path):

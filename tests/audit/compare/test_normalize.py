@@ -14,65 +14,8 @@ import yaml
 from audit.compare.known_types import DEFAULTS
 from audit.compare.normalize import canonical_duration, normalize
 from audit.compare.pairs import compare_objects
-from audit.compare.quantity import QuantityError, canonical_quantity, parse_quantity
 from kubedata.objects import canonical
-
-
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        ("1Gi", 1 << 30),
-        ("1073741824", 1 << 30),
-        (1073741824, 1 << 30),
-        ("1024Mi", 1 << 30),
-        ("1Ki", 1024),
-        ("1Mi", 1024**2),
-        ("1Ti", 1024**4),
-        ("1Pi", 1024**5),
-        ("1Ei", 1024**6),
-        ("1k", 1000),
-        ("1M", 10**6),
-        ("1G", 10**9),
-        ("1T", 10**12),
-        ("1P", 10**15),
-        ("1E", 10**18),
-        ("100m", Fraction(1, 10)),
-        ("0.1", Fraction(1, 10)),
-        (".5", Fraction(1, 2)),
-        ("1.5Gi", 3 * (1 << 29)),
-        ("1e3", 1000),
-        ("1E3", 1000),
-        ("12e-1", Fraction(6, 5)),
-        ("+2", 2),
-        ("-1Ki", -1024),
-        ("0", 0),
-        (0.25, Fraction(1, 4)),
-    ],
-)
-def test_quantities_parse_exactly(text: Any, value: Any) -> None:
-    assert parse_quantity(text) == value
-
-
-@pytest.mark.parametrize("bad", ["", "Gi", "1 Gi", "1gi", "1KiB", "one", "1e", "1.2.3", True, None])
-def test_not_quantities(bad: Any) -> None:
-    with pytest.raises(QuantityError):
-        parse_quantity(bad)
-
-
-@pytest.mark.parametrize(
-    ("a", "b"),
-    [
-        ("1Gi", 1073741824),
-        ("1024Mi", "1Gi"),
-        ("0.5", "500m"),
-        ("1000m", "1"),
-        ("1000M", "1G"),
-        ("3072Mi", "3Gi"),
-        ("1e3", "1k"),
-    ],
-)
-def test_equal_quantities_have_one_spelling(a: Any, b: Any) -> None:
-    assert canonical_quantity(a) == canonical_quantity(b)
+from kubedata.quantity import QuantityError, canonical_quantity, parse_quantity
 
 
 def test_durations() -> None:
@@ -317,8 +260,8 @@ def test_canonical_is_key_order_free() -> None:
         ("0.5", "500m"),
         ("1.5", "1500m"),
         ("12345m", "12345m"),
-        ("1.25m", "0.00125"),
-        ("-0.0001", "-0.0001"),
+        ("1.25m", "1250u"),
+        ("-0.0001", "-100u"),
         ("1500", "1500"),
         ("2000", "2k"),
         ("0", "0"),

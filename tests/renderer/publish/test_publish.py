@@ -192,7 +192,7 @@ def test_publish_creates_the_branch_with_one_file_per_object(source: Path):
 def test_a_second_publish_with_nothing_changed_makes_no_commit(source: Path):
     first = run("publish", "--repo", str(source))[1].strip()
     code, out, err = run("publish", "--repo", str(source))
-    assert (code, out, err) == (0, "", "no changes\n")
+    assert (code, out, err) == (0, "", "no changes on rendered\n")
     assert tip(source) == first
 
 
@@ -246,7 +246,7 @@ def test_unchanged_clusters_are_not_built_again(source: Path, monkeypatch: pytes
     assert run("publish", "--repo", str(source))[0] == 0
     assert seen == [["fra1"]]
     seen.clear()
-    assert run("publish", "--repo", str(source))[2] == "no changes\n"
+    assert run("publish", "--repo", str(source))[2] == "no changes on rendered\n"
     assert seen == []
 
 
@@ -496,7 +496,7 @@ def test_a_hand_edit_on_the_rendered_branch_is_rewritten_from_the_profile(source
     ]
     assert files_at(source, out.strip()) == original
     assert sh(source, "rev-parse", f"{out.strip()}^").strip() == edited_tip
-    assert run("publish", "--repo", str(source))[2] == "no changes\n"
+    assert run("publish", "--repo", str(source))[2] == "no changes on rendered\n"
 
 
 def test_a_file_added_by_hand_is_pruned_too(source: Path):
@@ -657,3 +657,41 @@ def test_the_tool_version_covers_every_module_that_shapes_the_output():
         "renderer/rules/checks.py",
         "kubedata/objects.py",
     } <= hashed
+
+
+# --- each cluster to the branch its Flux follows --------------------------------------------------
+
+
+def test_each_cluster_goes_to_its_own_branch_one_commit_each(source: Path):
+    run("publish", "--repo", str(source))
+    assert tip(source, "refs/heads/rendered-lab") is None
+    edit(source, "lab1", "    interval: 5m\n", "    interval: 5m\n    branch: rendered-lab\n")
+    code, out, err = run("publish", "--repo", str(source))
+    assert code == 0, err
+    rendered, lab = tip(source), tip(source, "refs/heads/rendered-lab")
+    assert out.split() == [rendered, lab], "one commit per branch, in branch name order"
+    assert err.splitlines() == [
+        f"committed to rendered from {head(source)[:12]}: -lab1",
+        f"committed to rendered-lab from {head(source)[:12]}: lab1",
+    ]
+    # lab1 leaves the branch it no longer follows and is all its own branch holds
+    assert not [f for f in files_at(source, "rendered") if f.startswith("lab1/")]
+    clusters = {f.split("/")[0] for f in files_at(source, "rendered-lab")}
+    assert clusters == {"lab1"}
+    # --branch publishes that branch's clusters only; the other branch is not moved
+    edit(source, "lab1", "interval: 5m", "interval: 6m")
+    code, out, err = run("publish", "--branch", "rendered-lab", "--repo", str(source))
+    assert code == 0, err
+    assert tip(source) == rendered and tip(source, "refs/heads/rendered-lab") == out.strip()
+    assert err == f"committed to rendered-lab from {head(source)[:12]}: lab1\n"
+
+
+def test_a_branch_no_profile_follows_is_refused(source: Path):
+    code, out, err = run("publish", "--branch", "rendered-staging", "--repo", str(source))
+    assert (code, out) == (2, "")
+    assert err == (
+        "clusters/: error: spec.flux.branch: no cluster follows branch rendered-staging (the "
+        "profiles' branches: rendered); publish one of those, or set spec.flux.branch: "
+        "rendered-staging in the profiles that should go there\n"
+    )
+    assert tip(source, "refs/heads/rendered-staging") is None

@@ -376,6 +376,7 @@ BAD_INPUT_MARKS = {
     ),
     "name-not-the-folder-name": "folder",
     "pci-selector-duplicate": "duplicate",
+    "audit-request-above-limit": "request-above-limit",
     **dict.fromkeys(
         [
             "cozystack-iaas-off",

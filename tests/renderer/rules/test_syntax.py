@@ -167,6 +167,46 @@ def test_urls():
     )
 
 
+QUANTITY_OK = [
+    "100n",
+    "250u",
+    "100m",
+    "1",
+    "0",
+    "+2",
+    ".5",
+    "3.",
+    "1.5Gi",
+    "512Mi",
+    "1Ki",
+    "1Ei",
+    "2k",
+    "1M",
+    "1G",
+    "1T",
+    "1P",
+    "1E",
+    "1e3",
+    "1E+3",
+    "5e-2",
+]
+QUANTITY_BAD = {
+    "512MB": "is not a Kubernetes quantity",
+    "lots": "is not a Kubernetes quantity",
+    "1K": "is not a Kubernetes quantity",
+    "1gi": "is not a Kubernetes quantity",
+    "1e": "is not a Kubernetes quantity",
+    " 1Gi": "is not a Kubernetes quantity",
+    "": "is not a Kubernetes quantity",
+    "-1Gi": "is negative; a request or limit is at least 0",
+    "-250u": "is negative",
+}
+
+
+def test_quantities_as_the_api_server_parses_them():
+    _check(syntax.QUANTITY, QUANTITY_OK, QUANTITY_BAD)
+
+
 def test_extended_resource_names():
     _check(
         syntax.EXTENDED_RESOURCE,
@@ -203,6 +243,7 @@ FUZZ = {
     "GIT_BRANCH": ("ab./-@{}~^:?*[\\ \x7fHEADlock", [*BRANCH_OK, *BRANCH_BAD]),
     "HTTP_URL": ("hts:/@[]aAb0-9.?%# ", [*URL_OK, *URL_BAD]),
     "GIT_URL": ("hts:/@[]aAb0-9.?%# ", ["ssh://git@github.com/a/b", "git@github.com:a/b"]),
+    "QUANTITY": ("0129.+-eEKMGTPEimnuk ", [*QUANTITY_OK, *QUANTITY_BAD]),
     "EXTENDED_RESOURCE": (
         "aZ09-_./ k",
         ["nvidia.com/GA102GL_A10", "kubernetes.io/x", "a.b/c-d.e_f", "x/" + "y" * 63],

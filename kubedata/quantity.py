@@ -2,10 +2,11 @@
 
 Grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go):
     quantity ::= signedNumber suffix
-    suffix   ::= binarySI (Ki Mi Gi Ti Pi Ei) | decimalSI (m "" k M G T P E) | e<int> | E<int>
+    suffix   ::= binarySI (Ki Mi Gi Ti Pi Ei) | decimalSI (n u m "" k M G T P E) | e<int> | E<int>
 Values are Fractions, never floats: `0.1` and `100m` are the same number, `1Gi` is 1073741824.
 The canonical spelling is used only so that equal quantities normalize to equal strings; it picks
-the largest binary suffix that divides the value, else the largest decimal one, else milli units.
+the largest binary suffix that divides the value, else the largest decimal one, else milli, micro
+or nano units. One parser for the renderer (profile checks) and the auditor (comparisons).
 """
 
 from __future__ import annotations
@@ -14,21 +15,21 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from audit.errors import AuditError
+from kubedata.errors import KubeDataError
 
 __all__ = ["QuantityError", "canonical_quantity", "parse_quantity"]
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
+_DECIMAL = {"n": -3, "u": -2, "m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
 _QUANTITY = re.compile(
     r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exp>[+-]?[0-9]+)|(?P<decimal>m|k|M|G|T|P|E)?)$"
+    r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|[eE](?P<exp>[+-]?[0-9]+)|(?P<decimal>[numkMGTPE])?)$"
 )
 _MAX_EXPONENT = 100
 """1e100 is far beyond any real quantity; refusing larger exponents keeps parsing cheap."""
 
 
-class QuantityError(AuditError, ValueError):
+class QuantityError(KubeDataError, ValueError):
     """Not a Kubernetes quantity."""
 
 
@@ -75,8 +76,9 @@ def canonical_quantity(value: object) -> str:
             if power > 0 and n % 1000**power == 0:
                 return f"{sign}{n // 1000**power}{suffix}"
         return f"{sign}{n}"
-    milli = q * 1000
-    if milli.denominator == 1:
-        return f"{sign}{milli.numerator}m"
-    # Finer than a milli: the server would round up; keep the exact value, written out.
+    for suffix in ("m", "u", "n"):
+        scaled = q * 1000 ** -_DECIMAL[suffix]
+        if scaled.denominator == 1:
+            return f"{sign}{scaled.numerator}{suffix}"
+    # Finer than a nano: the server would round up; keep the exact value, written out.
     return f"{sign}{Decimal(q.numerator) / Decimal(q.denominator)}"
