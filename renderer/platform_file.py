@@ -3,7 +3,9 @@
 Pure: the object as the API server returned it -> the file's text. Only what the renderer carries
 over is kept (apiVersion, kind, metadata name, labels and annotations, spec); server-set fields,
 status and the marks of other tools are stripped, and keys are sorted so the same live Package
-always gives the same bytes.
+always gives the same bytes. What is written is read back before it is returned: every value
+must load equal to the live one, type included (a string `on` stays a string), and the file must
+be one `validate` reads (MAX_FILE_BYTES).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from kubedata.objects import KubeObject, ObjectKey
-from kubedata.yaml_io import dump_yaml
+from kubedata.yaml_io import dump_yaml, load_marked
+from kubedata.yaml_scalars import same_data
 
 from renderer.cozystack_names import PLATFORM_PACKAGE
 from renderer.errors import Problem, ProfileError
-from renderer.profile import PLATFORM_FILE, parse_platform
+from renderer.profile import MAX_FILE_BYTES, PLATFORM_FILE, parse_platform
 
 __all__ = ["PLATFORM_KEY", "platform_file_text"]
 
@@ -68,5 +71,20 @@ def platform_file_text(live: KubeObject, cluster: str) -> str:
         "spec": _sorted(live.get("spec") or {}),
     }
     text = _HEADER.format(name=cluster) + dump_yaml(doc)
+    size = len(text.encode("utf-8"))
+    if size > MAX_FILE_BYTES:
+        raise ProfileError(
+            [
+                Problem(
+                    file,
+                    0,
+                    "spec",
+                    f"the live Package is {size} bytes as YAML, over the {MAX_FILE_BYTES} bytes "
+                    "validate reads; nothing was written",
+                )
+            ]
+        )
     parse_platform(text, file)  # the renderer must be able to read what is written
+    if not same_data(load_marked(text, file)[0], doc):  # pragma: no cover - dump_yaml's promise
+        raise ProfileError([Problem(file, 0, "spec", "would not read back as the live Package")])
     return text

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
+
+import yaml
+import yaml_rs
 
 from kubedata.yaml_io import load_all
+from kubedata.yaml_scalars import same_data
 from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import load_profile
@@ -140,3 +145,50 @@ def test_import_never_writes_through_a_symbolic_link(api_server: ApiServer, tmp_
     code, _, err = _import(api_server, repo)
     assert code == 2 and err.startswith("clusters/ams1: error: is a symbolic link")
     assert list(outside.iterdir()) == []
+
+
+TRICKY = ["on", "1:20", "NO", "Off", "0x1F", "1e3", "~", "", "null", "012", "2024-01-01", "y",
+          " lead", "trail ", "two\nlines", "0o12"]  # fmt: skip
+
+
+def _platform(store: Store) -> dict[str, Any]:
+    (package,) = [
+        o
+        for o in store.objects_of("cozystack.io", "packages")
+        if o["metadata"]["name"] == "cozystack.cozystack-platform"
+    ]
+    return package
+
+
+def test_import_keeps_every_live_string_a_string(store: Store, tmp_path: Path) -> None:
+    package = _platform(store)
+    extra = {f"k{i}": v for i, v in enumerate(TRICKY)} | {
+        v or "empty": i for i, v in enumerate(TRICKY)
+    }
+    package["spec"]["components"]["platform"]["values"]["extra"] = extra
+    store.put(package)
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        repo = tmp_path / "repo"
+        code, _, err = _import(server, repo)
+    assert code == 0, err
+    text = (repo / "clusters" / "ams1" / "platform.yaml").read_text()
+    for doc in (yaml.safe_load(text), yaml_rs.loads(text, parse_datetime=False)):
+        assert isinstance(doc, dict)
+        got = doc["spec"]["components"]["platform"]["values"]["extra"]
+        assert same_data(got, extra), got
+    assert "k0: on\n" not in text and "k5: 1e3\n" not in text
+
+
+def test_import_refuses_a_package_validate_would_refuse(store: Store, tmp_path: Path) -> None:
+    package = _platform(store)
+    package["spec"]["components"]["platform"]["values"]["blob"] = "x" * (300 * 1024)
+    store.put(package)
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        repo = tmp_path / "repo"
+        code, out, err = _import(server, repo)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "clusters/ams1/platform.yaml" in err
+    assert "over the 262144 bytes validate reads; nothing was written" in err
+    assert not (repo / "clusters").exists()
