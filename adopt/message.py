@@ -1,6 +1,11 @@
 """What the adopt commit and pull request say: the findings kept (who changed what, when), where
 the live state was read, and the profile change. Pure; values appear only as the audit redacted
-them, and no secret value is ever a profile value (plan.py refuses redacted findings)."""
+them, and no secret value is ever a profile value (plan.py refuses redacted findings).
+
+Live values, object names and managedFields manager names are anyone's who can patch an object:
+in the commit message every line is made inert (kubedata.text), so none can start another line (a
+forged `Adopted-From:` trailer, a fake finding) or carry a terminal escape; in the pull request
+they are Markdown-escaped text or closed code spans, never Markdown or HTML."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from audit.findings.finding import Finding
+from kubedata.text import inert, markdown_code, markdown_text
 
 from adopt.plan import Adoptable, Refused
 
@@ -45,11 +51,11 @@ def commit_message(
         lines.append(f"- {f.id} {f.object} {f.path or '/'} (changed by {who(f)})")
         lines.append(f"  {item.file}: {_what(item)}")
     lines += ["", f"Adopted-From: {live_source} at {iso(when)}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(inert(line) for line in lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("`", "'")
+def _code(text: str) -> str:
+    return markdown_code(text, cell=True)
 
 
 def pr_body(
@@ -65,7 +71,8 @@ def pr_body(
         MARKER,
         f"## {pr_title(cluster, adopted)}",
         "",
-        f"Live state read from {live_source} at {iso(when)} by `gpu-gitops adopt`: these "
+        f"Live state read from {markdown_text(live_source)} at {iso(when)} by "
+        "`gpu-gitops adopt`: these "
         "hand edits are kept by putting them in git.",
         "",
         "| Finding | Object | Path | Changed by | Profile change |",
@@ -74,15 +81,16 @@ def pr_body(
     for item in adopted:
         f = item.finding
         out.append(
-            f"| `{f.id}` | `{_cell(str(f.object))}` | `{_cell(f.path or '/')}` "
-            f"| {_cell(who(f))} | `{_cell(item.file)}`: {_cell(_what(item))} |"
+            f"| {_code(f.id)} | {_code(str(f.object))} | {_code(f.path or '/')} "
+            f"| {markdown_text(who(f))} | {_code(item.file)}: {markdown_text(_what(item))} |"
         )
     if refused:
         out += ["", f"<details><summary>Not adopted ({len(refused)})</summary>", ""]
         for r in refused:
             f = r.finding
-            out.append(f"- `{f.id}` `{_cell(str(f.object))}` `{_cell(f.path or '/')}`: ")
-            out.append(f"  {_cell(r.reason)}. Revert: `{_cell(r.revert)}`")
+            where = " ".join(markdown_code(t) for t in (f.id, str(f.object), f.path or "/"))
+            out.append(f"- {where}: ")
+            out.append(f"  {markdown_text(r.reason)}. Revert: {markdown_code(r.revert)}")
         out += ["", "</details>"]
     out += ["", diff_markdown.rstrip("\n")]
     return "\n".join(out) + "\n"

@@ -65,9 +65,11 @@ class Edit:
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)
+    # a string that would read as something else is shown quoted: `= "on"`, not `= on`
+    readable = isinstance(value, str) and value.isprintable() and value.strip() == value
+    if readable and plain_is_string(value):
+        return str(value)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 _BLOCK_KEY = re.compile(r"^( *)[^ #\-][^#]*:\s*(#.*)?$")

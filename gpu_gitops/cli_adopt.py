@@ -19,6 +19,7 @@ from adopt.run import Prepared, live_objects, prepare, write_branch
 from gpu_gitops.cli_audit import add_live_args, live_source, run_audit
 from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
+from kubedata.text import inert, inert_lines
 from prbot.github import DEFAULT_API_URL, parse_repo
 from renderer.gitrepo import open_repo
 
@@ -44,8 +45,8 @@ def report_plan(prepared: Prepared, console: Console) -> None:
             lines.append(f"  {r.finding.id}  {r.finding.object}  {r.finding.path or '/'}")
             lines.append(f"    why: {r.reason}")
             lines.append(f"    revert: {r.revert}")
-    if lines:
-        console.data("\n".join(lines) + "\n")
+    if lines:  # live names and values in each: every line made inert, one line each
+        console.data("".join(inert(line) + "\n" for line in lines))
 
 
 def _current_branch(repo: git.Repo) -> str:
@@ -87,7 +88,7 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         return 0
     if args.dry_run:
         say_warnings(console, prepared.warnings)
-        console.data(prepared.diff)
+        console.data(inert_lines(prepared.diff))
         console.say(f"dry run: would commit on branch {prepared.branch}; nothing was written")
         return 0
     written = write_branch(repo, prepared, source, result.timestamp)

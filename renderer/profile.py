@@ -138,6 +138,9 @@ _PLATFORM_SHAPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
     ((*_VALUES, "bundles", "system"), dict, "a mapping"),
     ((*_VALUES, "bundles", "enabledPackages"), list, "a list of package names"),
     ((*_VALUES, "bundles", "disabledPackages"), list, "a list of package names"),
+    ((*_VALUES, "resources"), dict, "a mapping"),
+    # the kubevirt Package takes it as a whole number (the renderer predicts it as one)
+    ((*_VALUES, "resources", "cpuAllocationRatio"), int, "a whole number, e.g. 10"),
 )
 
 
@@ -172,7 +175,7 @@ def parse_platform(text: str, file: str) -> PlatformDoc:
         if path[:-1] in bad or not isinstance(parent, dict) or path[-1] not in parent:
             continue
         value: Any = parent[path[-1]]
-        ok = isinstance(value, kind)
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
         if ok and isinstance(value, list):
             ok = all(isinstance(v, str) for v in value)
         if not ok:
