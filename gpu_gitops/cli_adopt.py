@@ -21,7 +21,9 @@ from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warning
 from gpu_gitops.console import Console
 from kubedata.text import inert, inert_lines
 from prbot.github import DEFAULT_API_URL, parse_repo
+from renderer.errors import RenderError
 from renderer.gitrepo import open_repo
+from renderer.publish.deadline import PUSH_TIMEOUT_ENV, network_budget
 
 __all__ = ["cmd_adopt", "define_adopt", "report_plan"]
 
@@ -61,6 +63,7 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         if not args.repo_slug:
             raise AdoptError("--pr needs --repo-slug OWNER/NAME, the repository to open it in")
         parse_repo(args.repo_slug)
+        network_budget()  # a bad GPU_GITOPS_PUSH_TIMEOUT is refused before the audit
         token = os.environ.get("GITHUB_TOKEN", "")
         if not token:
             raise AdoptError(
@@ -95,10 +98,9 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
     posted = None
     if args.pr:
         base = args.base or _current_branch(repo)
-        pushed = False
+        deadline = network_budget()  # the push and every GitHub call, in all
         try:
-            push_branch(repo, args.remote, written.branch)
-            pushed = True
+            push_branch(repo, args.remote, written.branch, deadline)
             posted = open_pull_request(
                 repo,
                 prepared,
@@ -109,12 +111,18 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
                 api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
                 live_source=source,
                 when=result.timestamp,
+                deadline=deadline,
             )
-        except Exception:
-            if written.created:
-                if pushed:
-                    delete_remote_branch(repo, args.remote, written.branch)
-                delete_branch(repo, written.branch, written.commit)
+        except Exception as exc:
+            if not written.created:
+                raise
+            # a push stopped at the deadline may still have landed: undone where it did
+            undone = delete_remote_branch(
+                repo, args.remote, written.branch, written.commit, deadline
+            )
+            delete_branch(repo, written.branch, written.commit)
+            if undone and isinstance(exc, AdoptError | RenderError):
+                raise AdoptError(f"{exc}; {undone}") from None
             raise
     if written.created:
         console.say(f"branch {written.branch}: commit {written.commit[:12]}")
@@ -168,6 +176,8 @@ exit codes: 0 adopted (or nothing to adopt), 2 error (nothing written, no branch
     add_repo_arg(p)
     p.epilog = (p.epilog or "") + (
         "\n\nenvironment (--pr):\n  GITHUB_TOKEN     token allowed to push and open pull requests"
-        f" (never printed)\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL})"
+        f" (never printed)\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL})\n"
+        f"  {PUSH_TIMEOUT_ENV}  seconds the push and the GitHub calls may take in all"
+        " (default 300)"
     )
     return cmd_adopt

@@ -4,6 +4,7 @@ request against a local GitHub stand-in, and bad input (one line, exit 2, nothin
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import git
 import pytest
 
 from tests.audit.audit_helpers import demo_empty, demo_objects, demo_repo, run, write_snapshot
+from tests.hanging_remote import gpu_gitops, hang_on_push, running
 from tests.prbot.test_comment import OWNER, PULLS, REPO, TOKEN, FakeGitHub, Fault
 from tests.prbot.test_comment import github as github  # the fixture
 
@@ -262,3 +264,45 @@ def test_a_github_error_leaves_no_branch_here_or_there(demo, github, monkeypatch
     assert demo.branches() == before
     assert not [h for h in demo.origin.heads if h.name.startswith("adopt/")]
     assert github.pulls == []
+
+
+@pytest.mark.parametrize(
+    ("hook", "told"),
+    [
+        ("pre-receive", ""),  # the ref never moved: nothing to undo there
+        ("post-receive", "; branch {branch} was deleted from origin again"),  # it had landed
+    ],
+)
+def test_a_hanging_remote_is_given_up_on_with_no_branch_left(
+    demo: Demo, github: FakeGitHub, hook: str, told: str
+) -> None:
+    """The remote's hook sleeps 40 s and leaves a child: adopt --pr ends at its deadline (exit
+    2, one line saying so), with no adopt branch here or there and nothing of the hook running."""
+    env = {
+        **os.environ,
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": github.url,
+        "GPU_GITOPS_PUSH_TIMEOUT": "2",
+    }
+    snapshot = demo.root / "snapshots" / "ams1"
+    argv = ("adopt", "--cluster", "ams1", "--snapshot", str(snapshot), "--pr", "--repo-slug",
+            f"{OWNER}/{REPO}", "--repo", str(demo.repo.working_dir))  # fmt: skip
+    before = demo.branches()
+    origin = Path(str(demo.origin.git_dir))
+    with hang_on_push(origin, hook) as pids:
+        done = gpu_gitops(*argv, env=env, cwd=demo.root)
+        still = [p.name for p in pids if running(p)]
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.startswith("adopt 2 finding(s) of ams1:\n")  # the plan, as always
+    (line,) = done.stderr.splitlines()
+    branch = line.split("cannot push ")[1].split(" ")[0] if "cannot push " in line else "?"
+    assert branch.startswith("adopt/ams1/")
+    assert line == (
+        f"gpu-gitops: error: cannot push {branch} to origin: git push did not finish within the "
+        "deadline of 2 s (GPU_GITOPS_PUSH_TIMEOUT); it was stopped" + told.format(branch=branch)
+    )
+    assert still == []
+    assert demo.branches() == before
+    assert not [h for h in demo.origin.heads if h.name.startswith("adopt/")]
+    assert github.pulls == []
+    assert TOKEN not in done.stderr
