@@ -99,7 +99,8 @@ def open_pull_request(
         prepared.refused,
         live_source,
         when,
-        render_markdown(diff, limit=max(COMMENT_LIMIT - len(intro) - 1, 4096)),
+        # the findings part is at most FINDINGS_LIMIT bytes: the diff has the rest of the limit
+        render_markdown(diff, limit=COMMENT_LIMIT - len(intro.encode("utf-8")) - 1),
     )
     with GitHub(token, api_url, budget=deadline) as gh:
         title = pr_title(prepared.cluster, head)
