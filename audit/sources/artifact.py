@@ -4,19 +4,22 @@ In the nightly CronJob there is no checkout and no git credential. source-contro
 artifact of the revision it fetched at `status.artifact.url` (plain HTTP inside the cluster) and
 publishes its digest in `status.artifact.digest` (`sha256:<hex>`); the bytes are verified before
 anything is read. The tarball is read in memory: regular files only, no absolute or `..` paths,
-bounded in size.
+bounded in size: every byte inflated counts, whatever member type holds it.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import tarfile
+import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any, cast
 
 import httpx
 from kubedata.budget import Budget, OverBudget
+from kubedata.text import inert
 
 from audit.errors import AuditError, IncompleteReadError
 
@@ -98,31 +101,54 @@ def download_artifact(
     return data
 
 
+class _Inflated:
+    """The decompressed tar stream, read once, forward only, and never past MAX_TOTAL_BYTES:
+    headers, the data of every member (whatever its type; tarfile inflates what it skips) and
+    padding all count."""
+
+    def __init__(self, data: bytes):
+        self._gzip = gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb")
+        self.read_bytes = 0
+
+    def read(self, size: int = -1) -> bytes:
+        want = MAX_TOTAL_BYTES + 1 - self.read_bytes
+        chunk = self._gzip.read(want if size < 0 else min(size, want))
+        self.read_bytes += len(chunk)
+        if self.read_bytes > MAX_TOTAL_BYTES:
+            raise AuditError(
+                f"the artifact inflates to over {MAX_TOTAL_BYTES} bytes (every tar member "
+                "counted); a rendered branch is a few MB"
+            )
+        return chunk
+
+
 def read_tarball(data: bytes) -> dict[str, bytes]:
     """Regular files of a tar.gz, path -> bytes (unsafe or oversized members refused)."""
     files: dict[str, bytes] = {}
     total = 0
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        # stream mode: members are read in order and skipped by reading, through the cap
+        inflated = cast("IO[bytes]", _Inflated(data))  # all tarfile reads of its fileobj
+        with tarfile.open(fileobj=inflated, mode="r|") as tar:
             for n, member in enumerate(tar):
                 if n >= MAX_MEMBERS:
                     raise AuditError(f"the artifact holds over {MAX_MEMBERS} entries")
+                name = member.name.removeprefix("./")
+                total += member.size  # every type: an unknown one is inflated all the same
+                if total > MAX_TOTAL_BYTES:
+                    raise AuditError(
+                        f"the artifact's members add up to over {MAX_TOTAL_BYTES} bytes "
+                        f"uncompressed (at {inert(name)!r}); a rendered branch is a few MB"
+                    )
                 if not member.isfile():
                     continue
-                name = member.name.removeprefix("./")
                 if name.startswith("/") or ".." in name.split("/"):
                     raise AuditError(f"artifact member {member.name!r} escapes the tree")
                 if member.size > MAX_FILE_BYTES:
                     raise AuditError(f"artifact member {name} is over {MAX_FILE_BYTES} bytes")
-                total += member.size
-                if total > MAX_TOTAL_BYTES:
-                    raise AuditError(
-                        f"the artifact's files add up to over {MAX_TOTAL_BYTES} bytes "
-                        "uncompressed; a rendered branch is a few MB"
-                    )
                 stream = tar.extractfile(member)
                 if stream is not None:
                     files[name] = stream.read()
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
         raise IncompleteReadError(f"the artifact is not a readable tar.gz ({exc})") from None
     return files

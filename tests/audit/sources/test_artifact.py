@@ -7,6 +7,7 @@ import io
 import tarfile
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -35,7 +36,45 @@ def test_a_gzip_bomb_stops_at_the_total_after_decompression():
     with pytest.raises(AuditError) as exc:
         read_tarball(bomb)
     assert str(exc.value) == (
-        f"the artifact's files add up to over {MAX_TOTAL_BYTES} bytes uncompressed; "
+        f"the artifact's members add up to over {MAX_TOTAL_BYTES} bytes uncompressed "
+        "(at 'c1/f4.yaml'); a rendered branch is a few MB"
+    )
+
+
+def _crafted(header: tarfile.TarInfo, inflated: int) -> bytes:
+    """One tar header and `inflated` zero bytes after it, gzipped (a thousandth of the size)."""
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [gz.compress(header.tobuf(tarfile.GNU_FORMAT))]
+    block = b"\0" * (1 << 20)
+    parts += [gz.compress(block) for _ in range(inflated >> 20)]
+    return b"".join([*parts, gz.flush()])
+
+
+@pytest.mark.parametrize("kind", [b"Z", tarfile.CHRTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE])
+def test_a_member_of_any_type_counts_against_the_cap(kind: bytes):
+    """A member that is no regular file (an unknown type: tarfile inflates its data to skip it)
+    claims 16 GiB: refused on its header, before any of it is inflated."""
+    info = tarfile.TarInfo("c1/huge")
+    info.type, info.size = kind, 16 << 30
+    bomb = _crafted(info, 256 << 20)
+    assert len(bomb) < (1 << 20)
+    with pytest.raises(AuditError) as exc:
+        read_tarball(bomb)
+    assert str(exc.value) == (
+        f"the artifact's members add up to over {MAX_TOTAL_BYTES} bytes uncompressed "
+        "(at 'c1/huge'); a rendered branch is a few MB"
+    )
+
+
+def test_a_header_that_inflates_past_the_cap_stops_there():
+    """A pax header tarfile reads whole before it yields the member: the inflated stream itself
+    is capped."""
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.type, info.size = tarfile.XHDTYPE, 1 << 30
+    with pytest.raises(AuditError) as exc:
+        read_tarball(_crafted(info, 256 << 20))
+    assert str(exc.value) == (
+        f"the artifact inflates to over {MAX_TOTAL_BYTES} bytes (every tar member counted); "
         "a rendered branch is a few MB"
     )
 
