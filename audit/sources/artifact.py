@@ -12,10 +12,13 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
+import re
 import tarfile
 import zlib
 from collections.abc import Mapping
 from typing import IO, Any, cast
+from urllib.parse import urlsplit
 
 import httpx
 from kubedata.budget import Budget, OverBudget
@@ -24,9 +27,11 @@ from kubedata.text import inert
 from audit.errors import AuditError, IncompleteReadError
 
 __all__ = [
+    "ARTIFACT_HOSTS_ENV",
     "MAX_ARTIFACT_BYTES",
     "MAX_TOTAL_BYTES",
     "artifact_of",
+    "check_artifact_url",
     "download_artifact",
     "read_tarball",
 ]
@@ -38,6 +43,33 @@ MAX_TOTAL_BYTES = 64 << 20
 """All files of the artifact after decompression: a few MB for a thousand clusters; a gzip bomb
 (4 MB that expand to 4 GB) stops here."""
 MAX_MEMBERS = 200_000
+ARTIFACT_HOSTS_ENV = "GPU_GITOPS_ARTIFACT_HOSTS"
+"""Comma-separated host[:port] the artifact may also come from (source-controller elsewhere)."""
+FLUX_NAMESPACES = ("flux-system", "cozy-fluxcd")
+"""Where Flux's source-controller runs (plain Flux, Cozystack), besides the GitRepository's own."""
+_SERVICE = re.compile(r"source-controller\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?\.?")
+
+
+def check_artifact_url(url: str, namespace: str, name: str) -> None:
+    """The artifact is read only from source-controller's Service (in the GitRepository's
+    namespace or Flux's), at the GitRepository's own path, or from a host the user allows in
+    GPU_GITOPS_ARTIFACT_HOSTS: a GitRepository status anyone could patch names no other server."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    where = f"{host}:{parts.port}" if parts.port else host
+    allowed = {h.strip().lower() for h in os.environ.get(ARTIFACT_HOSTS_ENV, "").split(",")}
+    service = _SERVICE.fullmatch(host)
+    flux = service is not None and service.group(1) in {namespace, *FLUX_NAMESPACES}
+    user = bool({host, where} & (allowed - {""}))  # a host without a port allows every port
+    if parts.scheme not in ("http", "https") or not (flux or user):
+        raise IncompleteReadError(
+            f"artifact {inert(url)}: not source-controller's Service; the artifact is read only "
+            f"from source-controller.<namespace>.svc or a host in {ARTIFACT_HOSTS_ENV}"
+        )
+    if not parts.path.startswith(f"/gitrepository/{namespace}/{name}/"):
+        raise IncompleteReadError(
+            f"artifact {inert(url)}: not the path of GitRepository {namespace}/{name}"
+        )
 
 
 def artifact_of(git_repository: Mapping[str, Any]) -> tuple[str, str, str]:

@@ -14,7 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from audit.errors import AuditError, IncompleteReadError
-from audit.sources.artifact import MAX_TOTAL_BYTES, download_artifact, read_tarball
+from audit.sources.artifact import (
+    ARTIFACT_HOSTS_ENV,
+    MAX_TOTAL_BYTES,
+    check_artifact_url,
+    download_artifact,
+    read_tarball,
+)
 from kubedata.budget import Budget
 
 
@@ -117,3 +123,43 @@ def test_a_trickling_artifact_server_is_given_up_at_the_deadline(trickling: str)
     assert str(exc.value) == (
         f"artifact {trickling}: the deadline of 1.5 s (--deadline) passed before it was read"
     )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://source-controller.flux-system.svc.cluster.local./gitrepository/flux-system/gitops/a.tar.gz",
+        "http://source-controller.flux-system.svc/gitrepository/flux-system/gitops/a.tar.gz",
+        "http://source-controller.cozy-fluxcd.svc.cluster.local/gitrepository/flux-system/gitops/a.tar.gz",
+    ],
+)
+def test_source_controllers_service_is_where_the_artifact_comes_from(url, monkeypatch):
+    monkeypatch.delenv(ARTIFACT_HOSTS_ENV)
+    check_artifact_url(url, "flux-system", "gitops")
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://evil.example/gitrepository/flux-system/gitops/a.tar.gz", "not source-controller"),
+        ("http://source-controller.tenant-x.svc/gitrepository/flux-system/gitops/a.tgz",
+         "not source-controller"),
+        ("http://169.254.169.254/latest/meta-data", "not source-controller"),
+        ("file:///etc/passwd", "not source-controller"),
+        ("http://source-controller.flux-system.svc/gitrepository/other/repo/a.tar.gz",
+         "not the path of GitRepository flux-system/gitops"),
+        ("http://127.0.0.1:9/gitrepository/flux-system/gitops/a.tar.gz", "not source-controller"),
+    ],
+)  # fmt: skip
+def test_any_other_artifact_url_is_refused(url, why, monkeypatch):
+    monkeypatch.delenv(ARTIFACT_HOSTS_ENV)
+    with pytest.raises(IncompleteReadError, match=why):
+        check_artifact_url(url, "flux-system", "gitops")
+
+
+def test_a_host_the_user_allows_is_taken(monkeypatch):
+    monkeypatch.setenv(ARTIFACT_HOSTS_ENV, "artifacts.internal:8080, 10.0.0.5")
+    check_artifact_url("http://artifacts.internal:8080/gitrepository/ns/r/a.tgz", "ns", "r")
+    check_artifact_url("http://10.0.0.5:9000/gitrepository/ns/r/a.tgz", "ns", "r")
+    with pytest.raises(IncompleteReadError):
+        check_artifact_url("http://artifacts.internal:9999/gitrepository/ns/r/a.tgz", "ns", "r")
