@@ -51,8 +51,13 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
             f"{config.server} has no {PLATFORM_KEY}: is this a Cozystack cluster, "
             "and the right --context?"
         )
-    text = platform_file_text(live, args.cluster)
+    text, secrets = platform_file_text(live, args.cluster)
     rel = platform_path(args.cluster)
+    for field in secrets:
+        console.problem(
+            f"{rel}: warning: {field} looks like a secret and was not copied (it stays live as "
+            "it is); keep it in a Secret and let the chart read it from there"
+        )
     # never through a symbolic link committed in the checkout
     path = repo_path(args.repo, rel)
     if read_bytes(args.repo, rel, MAX_FILE_BYTES) == text.encode("utf-8"):

@@ -3,7 +3,10 @@
 Pure: the object as the API server returned it -> the file's text. Only what the renderer carries
 over is kept (apiVersion, kind, metadata name, labels and annotations, spec); server-set fields,
 status and the marks of other tools are stripped, and keys are sorted so the same live Package
-always gives the same bytes. What is written is read back before it is returned: every value
+always gives the same bytes. A value whose key looks like a secret (`password`, `token`,
+`clientSecret`, ...) is left out, and named in the warning `import` prints: secrets are never
+copied into git, and without the key the live value stays as it is (Flux applies only what the
+file says). What is written is read back before it is returned: every value
 must load equal to the live one, type included (a string `on` stays a string), and the file must
 be one `validate` reads (MAX_FILE_BYTES).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubedata.objects import KubeObject, ObjectKey
+from kubedata.redact import secret_paths
 from kubedata.yaml_io import dump_yaml, load_marked
 from kubedata.yaml_scalars import same_data
 
@@ -43,8 +47,20 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def platform_file_text(live: KubeObject, cluster: str) -> str:
-    """The text of clusters/<cluster>/platform.yaml; ProfileError if it would not load back."""
+def _without(value: Any, paths: list[tuple[str, ...]]) -> Any:
+    """`value` with the entries at `paths` left out."""
+    for path in paths:
+        parent = value
+        for key in path[:-1]:
+            parent = parent[int(key)] if isinstance(parent, list) else parent[key]
+        del parent[path[-1]]
+    return value
+
+
+def platform_file_text(live: KubeObject, cluster: str) -> tuple[str, list[str]]:
+    """The text of clusters/<cluster>/platform.yaml, and the fields left out because they look
+    like secrets (never copied into git: they stay live as they are); ProfileError if it would
+    not load back."""
     file = f"clusters/{cluster}/{PLATFORM_FILE}"
     if str(live.get("apiVersion", _API_VERSION)) != _API_VERSION:
         raise ProfileError(
@@ -64,12 +80,10 @@ def platform_file_text(live: KubeObject, cluster: str) -> str:
         kept_meta["labels"] = _sorted(labels)
     if annotations:
         kept_meta["annotations"] = _sorted(annotations)
-    doc = {
-        "apiVersion": _API_VERSION,
-        "kind": "Package",
-        "metadata": kept_meta,
-        "spec": _sorted(live.get("spec") or {}),
-    }
+    spec = _sorted(live.get("spec") or {})
+    secrets = secret_paths(spec)
+    spec = _without(spec, secrets)
+    doc = {"apiVersion": _API_VERSION, "kind": "Package", "metadata": kept_meta, "spec": spec}
     text = _HEADER.format(name=cluster) + dump_yaml(doc)
     size = len(text.encode("utf-8"))
     if size > MAX_FILE_BYTES:
@@ -87,4 +101,4 @@ def platform_file_text(live: KubeObject, cluster: str) -> str:
     parse_platform(text, file)  # the renderer must be able to read what is written
     if not same_data(load_marked(text, file)[0], doc):  # pragma: no cover - dump_yaml's promise
         raise ProfileError([Problem(file, 0, "spec", "would not read back as the live Package")])
-    return text
+    return text, [".".join(("spec", *p)) for p in secrets]

@@ -30,6 +30,8 @@ EVIL = (
 )
 RAW = ("\x1b", "\x07", "\u202e", "\u2066")
 """Characters that must never reach a terminal, a commit message or a pull request."""
+SECRET = "s3cret-live-api-t0ken-value"
+"""A secret-looking live value (publishing.apiToken): never in the commit, the PR or the output."""
 MARKUP = ("<!--", "@team", "<img", "**LGTM**", "[click](", "](https://evil")
 
 
@@ -39,6 +41,7 @@ def _hostile(objects: list[dict[str, Any]]) -> None:
             values = obj["spec"]["components"]["platform"]["values"]
             values["publishing"]["host"] = EVIL
             values["publishing"]["apiServerEndpoint"] = "on"
+            values["publishing"]["apiToken"] = SECRET
             values["resources"]["cpuAllocationRatio"] = "1:20"  # an int to YAML 1.1: refused
         if obj["kind"] in ("Package", "Node"):
             for entry in obj["metadata"].get("managedFields", []):
@@ -84,6 +87,11 @@ def test_dry_run_stdout_carries_no_escape_and_no_forged_line(cluster) -> None:
     assert 'publishing.host = "X\\n\\nAdopted-From: evil' in out
     assert "\\u001b]0;owned\\u0007" in out or "\\x1b]0;owned\\x07" in out
     assert 'apiServerEndpoint = "on"' in out
+    assert SECRET not in out + err
+    assert (
+        "why: the value looks like a secret (apiToken): secrets are never copied into git; keep "
+        "it in a Secret"
+    ) in out
     assert (
         "why: the edit would break a rule: clusters/ams1/platform.yaml:21: error: "
         "spec.components.platform.values.resources.cpuAllocationRatio: must be a whole number"
@@ -112,6 +120,8 @@ def test_commit_message_has_one_trailer_and_only_real_findings(cluster) -> None:
     assert values["publishing"]["host"] == EVIL
     assert values["publishing"]["apiServerEndpoint"] == "on"
     assert values["resources"]["cpuAllocationRatio"] == 4
+    assert "apiToken" not in values
+    assert SECRET not in message + out + err + repo.git.show(branch)
     profile_and_platform = repo.git.show(f"{branch}:clusters/ams1/platform.yaml")
     assert "\x1b" not in profile_and_platform and "\x07" not in profile_and_platform
 
@@ -128,6 +138,7 @@ def test_pull_request_body_holds_no_markdown_or_html_from_live(
     body = pull["body"]
     for raw in RAW:
         assert raw not in body + pull["title"]
+    assert SECRET not in body
     # the markers of the adopt body and of the PR bot's diff in it, nothing else
     markdown = _outside_code(body).replace(MARKER, "").replace(DIFF_MARKER, "")
     for markup in MARKUP:

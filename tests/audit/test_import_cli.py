@@ -192,3 +192,34 @@ def test_import_refuses_a_package_validate_would_refuse(store: Store, tmp_path: 
     assert "clusters/ams1/platform.yaml" in err
     assert "over the 262144 bytes validate reads; nothing was written" in err
     assert not (repo / "clusters").exists()
+
+
+def test_import_leaves_secret_looking_values_out(store: Store, tmp_path: Path) -> None:
+    package = _platform(store)
+    values = package["spec"]["components"]["platform"]["values"]
+    values["oidc"] = {"clientSecret": "oidc-s3cret-value", "clientId": "gpu"}
+    values["backup"] = {"s3": [{"password": "backup-pa55word", "existingSecret": "backup-creds"}]}
+    values["monitoring"] = {"apiToken": "mon-t0ken-value", "tokenTTL": ""}
+    store.put(package)
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        repo = tmp_path / "repo"
+        code, out, err = _import(server, repo)
+    assert code == 0, err
+    text = (repo / "clusters" / "ams1" / "platform.yaml").read_text()
+    for secret in ("oidc-s3cret-value", "backup-pa55word", "mon-t0ken-value"):
+        assert secret not in text + out + err
+    kept = yaml.safe_load(text)["spec"]["components"]["platform"]["values"]
+    assert kept["oidc"] == {"clientId": "gpu"}
+    assert kept["backup"] == {"s3": [{"existingSecret": "backup-creds"}]}  # a Secret's name
+    assert kept["monitoring"] == {"tokenTTL": ""}
+    warned = [ln for ln in err.splitlines() if "looks like a secret" in ln]
+    assert [ln.split(": warning: ")[1].split(" ")[0] for ln in warned] == [
+        "spec.components.platform.values.backup.s3.0.password",
+        "spec.components.platform.values.monitoring.apiToken",
+        "spec.components.platform.values.oidc.clientSecret",
+    ]
+    assert warned[0].startswith(
+        "clients/ams1/platform.yaml: warning: ".replace("clients", "clusters")
+    )
+    assert err.endswith("wrote clusters/ams1/platform.yaml\n")
