@@ -14,8 +14,9 @@ that field can say.
   `cozystack.gpu-operator` added to the platform's `bundles.enabledPackages`) -> `spec.hami`,
   `spec.variant`;
 - any other value set live in the platform Package -> `platform.yaml`.
-Never adoptable: a redacted value (secrets are never copied into git), and everything no profile
-field renders. Whether an edit breaks a rule is known only after validation (run.py).
+Never adoptable: a redacted value or a platform value whose key looks like a secret (`password`,
+`token`, `clientSecret`: secrets are never copied into git), and everything no profile field
+renders. Whether an edit breaks a rule is known only after validation (run.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from audit.findings.finding import Finding
 from audit.findings.provenance import patch_command
 from kubedata.objects import KubeObject, ObjectKey, pointer_tokens
+from kubedata.redact import secret_key, secret_paths
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_HAMI_RELEASE
 from renderer.profile import LoadedProfile, platform_path, profile_path
@@ -261,6 +263,13 @@ def _package(f: Finding, ctx: _Context, tokens: tuple[str, ...]) -> tuple[str, l
         raise _No(
             f"{ctx.platform_file} does not exist: capture it first with "
             f"gpu-gitops import --cluster {ctx.cluster}"
+        )
+    secret = [t for t in values if secret_key(t)] or secret_paths(f.live)
+    if secret:
+        where = secret[0] if isinstance(secret[0], str) else ".".join(secret[0])
+        raise _No(
+            f"the value looks like a secret ({where}): secrets are never copied into git; keep "
+            "it in a Secret"
         )
     path = tuple(int(t) if t.isdigit() else t for t in tokens)
     if f.live is None:

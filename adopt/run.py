@@ -14,14 +14,17 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import git
 from audit.findings.finding import ID_LENGTH, Finding
 from audit.result import AuditResult
 from audit.sources.live import Live
 from kubedata.objects import KubeObject, ObjectKey
+from kubedata.yaml_io import load_all
+from kubedata.yaml_scalars import same_data
 from renderer.checkout import origin_url
 from renderer.errors import Problem, ProfileError
 from renderer.profile import (
@@ -39,7 +42,7 @@ from adopt.check import check_render
 from adopt.errors import AdoptError
 from adopt.message import commit_message
 from adopt.plan import Adoptable, Refused, plan, revert_command
-from adopt.yamledit import apply_edits
+from adopt.yamledit import Edit, apply_edits
 
 __all__ = ["Prepared", "Written", "branch_name", "live_objects", "prepare", "write_branch"]
 
@@ -175,6 +178,115 @@ def _unified_diff(original: Mapping[str, bytes | None], changed: Mapping[str, by
     )
 
 
+_ALREADY = "already"
+
+
+def _is_no_op(doc: Any, edit: Edit) -> bool:
+    """Whether `edit` leaves the loaded document `doc` as it is."""
+    node: Any = doc
+    for key in edit.path:
+        in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
+        if not in_list and not (isinstance(node, dict) and key in node):
+            return edit.op in ("delete", "remove")
+        node = node[key]
+    if edit.op == "set":
+        return same_data(node, edit.value)
+    if edit.op == "delete":
+        return False
+    items = node if isinstance(node, list) else []
+    hit = any(
+        isinstance(i, dict) and i.get(edit.match) == edit.value[edit.match]
+        if edit.match and isinstance(edit.value, dict)
+        else same_data(i, edit.value)
+        for i in items
+    )
+    return hit if edit.op == "append" else not hit
+
+
+def _split_already(
+    items: Sequence[Adoptable], texts: Mapping[str, bytes | None]
+) -> tuple[list[Adoptable], list[Adoptable]]:
+    """(the findings the profile already says, the others), each file loaded once."""
+    docs = {f: (load_all((texts[f] or b"").decode()) or [None])[0] for f in {i.file for i in items}}
+    said = [all(_is_no_op(docs[i.file], e) for e in i.edits) for i in items]
+    return (
+        [i for i, s in zip(items, said, strict=True) if s],
+        [i for i, s in zip(items, said, strict=True) if not s],
+    )
+
+
+def _surely_rendered(item: Adoptable, platform_file: str) -> bool:
+    """Every platform.yaml value is rendered into the platform Package, and node labels are never
+    rendered (the audit reads them from the profile): neither can render nothing."""
+    return item.file == platform_file or all(e.path[:2] == ("spec", "nodes") for e in item.edits)
+
+
+@dataclass
+class _Trial:
+    """The profile texts with the findings adopted so far, and their validated render."""
+
+    cluster: str
+    origin: str | None
+    wanted: Sequence[str]
+    texts: dict[str, bytes | None]
+    rendered: Rendered
+    warnings: tuple[Problem, ...]
+    adopted: list[Adoptable] = field(default_factory=list)
+
+    def _check(self, texts: Mapping[str, bytes | None]) -> tuple[Rendered, tuple[Problem, ...]]:
+        return check_render(self.cluster, _files(texts, self.cluster), self.origin)
+
+    def batch(self, items: Sequence[Adoptable]) -> bool:
+        """Adopt all of `items` at once if together they break no rule and render (else False:
+        nothing changed)."""
+        texts = dict(self.texts)
+        for file in dict.fromkeys(i.file for i in items):
+            edits = [e for i in items if i.file == file for e in i.edits]
+            texts[file] = apply_edits((texts[file] or b"").decode(), edits, file).encode()
+        try:
+            rendered, warnings = self._check(texts)
+        except ProfileError:
+            return False
+        if rendered.dirs == self.rendered.dirs and any(
+            i.file == platform_path(self.cluster) for i in items
+        ):
+            return False
+        self.texts, self.rendered, self.warnings = texts, rendered, warnings
+        self.adopted += items
+        return True
+
+    def halving(self, items: Sequence[Adoptable]) -> list[Adoptable]:
+        """Adopt `items` in as few checks as it takes: all at once, else each half in turn; the
+        single findings a rule refuses are returned (for `one`, which says why)."""
+        if not items or (len(items) > 1 and self.batch(items)):
+            return []
+        if len(items) == 1:
+            return list(items)
+        half = len(items) // 2
+        return self.halving(items[:half]) + self.halving(items[half:])
+
+    def one(self, item: Adoptable) -> str | None:
+        """Adopt `item` on top of the others: None, _ALREADY, or why it cannot be (AdoptError
+        when it was named with --finding)."""
+        old = self.texts[item.file] or b""
+        new_text = apply_edits(old.decode(), item.edits, item.file).encode()
+        if new_text == old:
+            return _ALREADY
+        texts = {**self.texts, item.file: new_text}
+        try:
+            rendered, warnings = self._check(texts)
+            reason = _unrendered(item, self.rendered, rendered, self.warnings, warnings)
+        except ProfileError as exc:
+            reason = f"the edit would break a rule: {_first_error(exc)}"
+        if reason:
+            if self.wanted:
+                raise AdoptError(f"finding {item.finding.id} cannot be adopted: {reason}")
+            return reason
+        self.texts, self.rendered, self.warnings = texts, rendered, warnings
+        self.adopted.append(item)
+        return None
+
+
 def prepare(
     repo: git.Repo,
     result: AuditResult,
@@ -202,29 +314,27 @@ def prepare(
             f"finding {r.finding.id} is not adoptable: {r.reason}; to drop it instead: {r.revert}"
         )
     original = dict(texts)
-    adopted: list[Adoptable] = []
-    already: list[Adoptable] = []
     for item in planned.adoptable:
-        old = texts[item.file]
-        if old is None:
+        if texts[item.file] is None:
             raise AdoptError(f"{item.file} does not exist: capture it first with gpu-gitops import")
-        new_text = apply_edits(old.decode(), item.edits, item.file).encode()
-        if new_text == old:
+    trial = _Trial(cluster, origin, wanted, texts, rendered, warnings)
+    already, pending = _split_already(planned.adoptable, texts)
+    # the findings whose edit surely renders (a platform.yaml value, a node label) are applied and
+    # checked together: a thousand of them must not cost a thousand validate-and-render runs
+    # (where a rule refuses some, halves are tried until they are found); the others one by one
+    platform_file = platform_path(cluster)
+    sure = [i for i in pending if _surely_rendered(i, platform_file)]
+    rest = [i for i in pending if not _surely_rendered(i, platform_file)]
+    for item in trial.halving(sure) + rest:
+        reason = trial.one(item)
+        if reason == _ALREADY:
             already.append(item)
-            continue
-        trial = {**texts, item.file: new_text}
-        try:
-            trial_rendered, trial_warnings = check_render(cluster, _files(trial, cluster), origin)
-            reason = _unrendered(item, rendered, trial_rendered, warnings, trial_warnings)
-        except ProfileError as exc:
-            reason = f"the edit would break a rule: {_first_error(exc)}"
-        if reason:
-            if wanted:
-                raise AdoptError(f"finding {item.finding.id} cannot be adopted: {reason}")
+        elif reason:
             refused.append(Refused(item.finding, reason, revert_command(item.finding, cluster)))
-            continue
-        texts, rendered, warnings = trial, trial_rendered, trial_warnings
-        adopted.append(item)
+    texts, rendered, warnings = trial.texts, trial.rendered, trial.warnings
+    position = {id(a): i for i, a in enumerate(planned.adoptable)}
+    adopted = sorted(trial.adopted, key=lambda a: position[id(a)])
+    already.sort(key=lambda a: position[id(a)])
     sources = {p: d for p, d in texts.items() if d is not None and d != original[p]}
     generated = {
         f"{d}/{rel}": text.encode()

@@ -5,7 +5,11 @@ ruamel.yaml's round-trip loader keeps comments and styles on the nodes it loads.
 not do on its own are done here: it ties the comment and blank lines that follow an entry to that
 entry, so an item appended after it would land below them (they are moved to the new last entry),
 and it drops anchors nothing refers to (they are kept). A new value takes the quoting of its
-sibling (a new device's `pciVendorSelector` is quoted like the others). Pure: text in, text out.
+sibling (a new device's `pciVendorSelector` is quoted like the others), and a string that a YAML
+1.1 or 1.2 reader would take for something else (`on`, `1:20`, `1e3`) is double-quoted, key or
+value (kubedata.yaml_scalars). What is written is read back before it is returned: every value set
+must load (with the project's YAML loader) equal to the live value, type included. Pure: text in,
+text out.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from kubedata.yaml_io import load_all
+from kubedata.yaml_scalars import escaped_only, float_text, plain_is_string, same_data
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
@@ -59,9 +65,11 @@ class Edit:
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)
+    # a string that would read as something else is shown quoted: `= "on"`, not `= on`
+    readable = isinstance(value, str) and value.isprintable() and value.strip() == value
+    if readable and plain_is_string(value):
+        return str(value)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 _BLOCK_KEY = re.compile(r"^( *)[^ #\-][^#]*:\s*(#.*)?$")
@@ -100,7 +108,13 @@ def _yaml(text: str) -> YAML:
     yaml.width = 4096  # never re-wrap a long line
     mapping, sequence, offset = _indents(text)
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    yaml.representer.add_representer(float, _represent_float)
     return yaml
+
+
+def _represent_float(representer: Any, value: float) -> Any:
+    # ruamel writes 1e+20, which YAML 1.1 reads as a string
+    return representer.represent_scalar("tag:yaml.org,2002:float", float_text(value))
 
 
 def _keep_anchors(node: Any) -> None:
@@ -170,13 +184,16 @@ def _give_trailing(node: Any, rest: str) -> None:
 # -- values ------------------------------------------------------------------------------------
 
 
-def _styled(value: Any, like: Any) -> Any:
-    """A new string quoted as the value it replaces or sits next to."""
-    if isinstance(value, str) and isinstance(
-        like, DoubleQuotedScalarString | SingleQuotedScalarString
-    ):
+def _styled(value: Any, like: Any = None) -> Any:
+    """A new string quoted as the value it replaces or sits next to; double-quoted where any
+    other style would change what it reads as."""
+    if not isinstance(value, str):
+        return value
+    if escaped_only(value):
+        return DoubleQuotedScalarString(value)
+    if isinstance(like, DoubleQuotedScalarString | SingleQuotedScalarString):
         return type(like)(value)
-    return value
+    return value if plain_is_string(value) else DoubleQuotedScalarString(value)
 
 
 def _new(value: Any, like: Any = None) -> Any:
@@ -185,7 +202,7 @@ def _new(value: Any, like: Any = None) -> Any:
         out = CommentedMap()
         for k, v in value.items():
             sibling = like.get(k) if isinstance(like, dict) else None
-            out[k] = _new(v, sibling)
+            out[_styled(k)] = _new(v, sibling)
         return out
     if isinstance(value, list):
         return CommentedSeq(_new(v) for v in value)
@@ -222,7 +239,7 @@ def _put(mapping: CommentedMap, key: str, value: Any) -> None:
         return
     _block(mapping)
     rest = _take_trailing(mapping)
-    mapping[key] = _new(value)
+    mapping[_styled(key)] = _new(value)
     _give_trailing(mapping, rest)
 
 
@@ -317,7 +334,43 @@ def apply_edits(text: str, edits: Sequence[Edit], file: str) -> str:
         _apply(doc, edit, file)
     after = _dump(yaml, doc)
     # what the loader reproduces unchanged stays byte for byte as the file has it
-    return text if after == before else after
+    if after == before:
+        return text
+    _check_read_back(after, edits, file)
+    return after
+
+
+def _at(doc: Any, path: Path) -> tuple[bool, Any]:
+    for key in path:
+        in_list = isinstance(doc, list) and isinstance(key, int) and 0 <= key < len(doc)
+        if not in_list and not (isinstance(doc, dict) and key in doc):
+            return False, None
+        doc = doc[key]
+    return True, doc
+
+
+def _check_read_back(text: str, edits: Sequence[Edit], file: str) -> None:
+    """Every set or appended value reads back as it was given, type included."""
+    (doc,) = load_all(text) or [None]
+    for edit in edits:
+        found, value = _at(doc, edit.path)
+        if edit.op == "set":
+            held = found and same_data(value, edit.value)
+        elif edit.op == "append":
+            items = value if isinstance(value, list) else []
+            held = any(
+                same_data(i.get(edit.match), edit.value[edit.match])
+                if edit.match and isinstance(i, dict) and isinstance(edit.value, dict)
+                else same_data(i, edit.value)
+                for i in items
+            )
+        else:
+            continue
+        if not held:
+            where = ".".join(str(p) for p in edit.path)
+            raise AdoptError(
+                f"{file}: {where} would not read back as the live value; edit it by hand"
+            )
 
 
 def _dump(yaml: YAML, doc: Any) -> str:

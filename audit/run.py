@@ -44,7 +44,12 @@ from audit.findings.finding import Finding
 from audit.kinds import FLUX_KINDS, GIT_REPOSITORY, meta, ns_name
 from audit.kube.api import paused_gc
 from audit.result import AuditResult, ReleaseInfo
-from audit.sources.artifact import artifact_of, download_artifact, read_tarball
+from audit.sources.artifact import (
+    artifact_of,
+    check_artifact_url,
+    download_artifact,
+    read_tarball,
+)
 from audit.sources.desired import Desired, desired_from_files, desired_from_repo, parse_revision
 from audit.sources.live import Live
 from audit.sources.state import AuditState
@@ -157,6 +162,7 @@ def desired_from_artifact(
     if repo_obj is None:
         raise AuditError(f"GitRepository {key.namespace}/{key.name} of {ns_name(ks)} not found")
     url, digest, revision = artifact_of(repo_obj)
+    check_artifact_url(url, key.namespace, key.name)
     files = read_tarball(download_artifact(url, digest, http, budget=budget))
     path = str((ks.get("spec") or {}).get("path") or f"./{cluster}")
     if applied and parse_revision(applied)[1] == parse_revision(revision)[1]:

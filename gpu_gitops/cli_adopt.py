@@ -19,8 +19,11 @@ from adopt.run import Prepared, live_objects, prepare, write_branch
 from gpu_gitops.cli_audit import add_live_args, live_source, run_audit
 from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
 from gpu_gitops.console import Console
+from kubedata.text import inert, inert_lines
 from prbot.github import DEFAULT_API_URL, parse_repo
+from renderer.errors import RenderError
 from renderer.gitrepo import open_repo
+from renderer.publish.deadline import PUSH_TIMEOUT_ENV, network_budget
 
 __all__ = ["cmd_adopt", "define_adopt", "report_plan"]
 
@@ -44,8 +47,8 @@ def report_plan(prepared: Prepared, console: Console) -> None:
             lines.append(f"  {r.finding.id}  {r.finding.object}  {r.finding.path or '/'}")
             lines.append(f"    why: {r.reason}")
             lines.append(f"    revert: {r.revert}")
-    if lines:
-        console.data("\n".join(lines) + "\n")
+    if lines:  # live names and values in each: every line made inert, one line each
+        console.data("".join(inert(line) + "\n" for line in lines))
 
 
 def _current_branch(repo: git.Repo) -> str:
@@ -60,6 +63,7 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         if not args.repo_slug:
             raise AdoptError("--pr needs --repo-slug OWNER/NAME, the repository to open it in")
         parse_repo(args.repo_slug)
+        network_budget()  # a bad GPU_GITOPS_PUSH_TIMEOUT is refused before the audit
         token = os.environ.get("GITHUB_TOKEN", "")
         if not token:
             raise AdoptError(
@@ -87,15 +91,16 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
         return 0
     if args.dry_run:
         say_warnings(console, prepared.warnings)
-        console.data(prepared.diff)
+        console.data(inert_lines(prepared.diff))
         console.say(f"dry run: would commit on branch {prepared.branch}; nothing was written")
         return 0
     base = (args.base or _current_branch(repo)) if args.pr else ""
     written = write_branch(repo, prepared, source, result.timestamp)
     posted = None
     if args.pr:
+        deadline = network_budget()  # the push and every GitHub call, in all
         try:
-            push_branch(repo, args.remote, written.branch)
+            push_branch(repo, args.remote, written.branch, deadline)
             posted = open_pull_request(
                 repo,
                 prepared,
@@ -106,13 +111,19 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
                 api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
                 live_source=source,
                 when=result.timestamp,
+                deadline=deadline,
             )
-        except BaseException:
-            # Ctrl-C too (KeyboardInterrupt is no Exception): a push cut short may have landed,
-            # so the remote branch goes as well, where it still points at this run's commit
-            if written.created:
-                delete_remote_branch(repo, args.remote, written.branch, written.commit)
-                delete_branch(repo, written.branch, written.commit)
+        except BaseException as exc:
+            # Ctrl-C too (no Exception): a push cut short or stopped at the deadline may have
+            # landed: the remote branch goes too, where it still points at this run's commit
+            if not written.created:
+                raise
+            undone = delete_remote_branch(
+                repo, args.remote, written.branch, written.commit, deadline
+            )
+            delete_branch(repo, written.branch, written.commit)
+            if undone and isinstance(exc, AdoptError | RenderError):
+                raise AdoptError(f"{exc}; {undone}") from None
             raise
     if written.created:
         console.say(f"branch {written.branch}: commit {written.commit[:12]}")
@@ -166,6 +177,8 @@ exit codes: 0 adopted (or nothing to adopt), 2 error (nothing written, no branch
     add_repo_arg(p)
     p.epilog = (p.epilog or "") + (
         "\n\nenvironment (--pr):\n  GITHUB_TOKEN     token allowed to push and open pull requests"
-        f" (never printed)\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL})"
+        f" (never printed)\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL})\n"
+        f"  {PUSH_TIMEOUT_ENV}  seconds the push and the GitHub calls may take in all"
+        " (default 300)"
     )
     return cmd_adopt

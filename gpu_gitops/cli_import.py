@@ -28,7 +28,7 @@ from kubedata.yaml_io import load_all
 from renderer.errors import Problem, ProfileError, WriteError
 from renderer.kubevirt_file import kubevirt_file_text, kubevirt_key
 from renderer.live_file import IMPORTED_AT, ImportMark
-from renderer.platform_file import PLATFORM_KEY, platform_file_text
+from renderer.platform_file import PLATFORM_KEY, left_out_secrets, platform_file_text
 from renderer.profile import (
     MAX_FILE_BYTES,
     check_cluster_name,
@@ -115,6 +115,12 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
         live = api.get(key)
     if live is None:
         raise AuditError(f"{config.server} has no {key}: {missing}")
+    if key == PLATFORM_KEY:
+        for field in left_out_secrets(live):
+            console.problem(
+                f"{rel}: warning: {field} looks like a secret and was not copied (it stays live "
+                "as it is); keep it in a Secret and let the chart read it from there"
+            )
     # never through a symbolic link committed in the checkout
     path = repo_path(args.repo, rel)
     old = read_bytes(args.repo, rel, MAX_FILE_BYTES)

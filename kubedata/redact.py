@@ -13,7 +13,11 @@ from typing import Any
 
 from kubedata.objects import canonical
 
-__all__ = ["digest", "is_digest"]
+__all__ = ["digest", "is_digest", "secret_key", "secret_paths"]
+
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "apikey", "privatekey", "credential")
+# what names a Secret (or lists their names) is no secret: kept
+_NAMES = ("name", "ref", "secrets", "file", "path")
 
 
 def digest(value: Any) -> dict[str, str]:
@@ -24,3 +28,29 @@ def digest(value: Any) -> dict[str, str]:
 def is_digest(value: Any) -> bool:
     """Whether `value` is a digest: it stands for one value, compared whole, never walked into."""
     return isinstance(value, dict) and len(value) == 1 and "redacted" in value
+
+
+def secret_key(key: str) -> bool:
+    """Whether a values key looks like it holds a secret (`password`, `clientSecret`, `token`,
+    `apiKey`, ...), not the name of one (`existingSecret`, `secretName`, `imagePullSecrets`)."""
+    k = key.lower().replace("_", "").replace("-", "")
+    if k.endswith(_NAMES) or k.startswith("existing"):
+        return False
+    return any(word in k for word in _SECRET_WORDS)
+
+
+def secret_paths(value: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Paths under `value` whose key looks like a secret and whose value is set (a string, a
+    number or a non-empty mapping or list)."""
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in secret_paths(v, (*path, str(i)))]
+    if not isinstance(value, dict):
+        return []
+    out: list[tuple[str, ...]] = []
+    for key, inner in value.items():
+        here = (*path, str(key))
+        if secret_key(str(key)) and inner not in (None, "", {}, []) and not isinstance(inner, bool):
+            out.append(here)
+        else:
+            out += secret_paths(inner, here)
+    return out

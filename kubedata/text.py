@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["inert", "markdown_text", "mask_secret", "masked", "shorten"]
+__all__ = [
+    "inert",
+    "inert_lines",
+    "markdown_code",
+    "markdown_text",
+    "mask_secret",
+    "masked",
+    "shorten",
+]
 
 # C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
 # (bidi embeddings, overrides and isolates, zero-width characters, the BOM).
@@ -47,6 +55,11 @@ def inert(text: str) -> str:
     return _UNSAFE.sub(_escape, masked(text))
 
 
+def inert_lines(text: str) -> str:
+    """Several lines (a diff, a listing), each made inert; the line breaks between them kept."""
+    return "\n".join(inert(line) for line in text.split("\n"))
+
+
 def shorten(text: str, limit: int = 80) -> str:
     """The first line of `text`, cut to `limit` characters; "…" marks what was left out."""
     first, _, rest = text.partition("\n")
@@ -65,3 +78,18 @@ def markdown_text(text: str) -> str:
     """Untrusted text for Markdown outside code (a PR comment, an issue): one line, and no HTML
     or HTML comment, code span, emphasis, link, image, table cell or @mention it could open."""
     return inert(text).translate(_MARKDOWN)
+
+
+_BACKTICKS = re.compile("`+")
+
+
+def markdown_code(text: str, *, cell: bool = False) -> str:
+    """Untrusted text as an inline code span, shown as it is: one line, and a span its own
+    backticks cannot close. In a table `cell`, `|` is escaped (GFM splits cells before it reads
+    code spans, and drops the backslash inside them)."""
+    text = inert(text)
+    if cell:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

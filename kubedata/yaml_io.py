@@ -18,6 +18,7 @@ import yaml
 
 from kubedata.errors import YamlError
 from kubedata.yaml_bombs import bomb_problem
+from kubedata.yaml_scalars import escaped_only, plain_is_string
 
 __all__ = [
     "Marks",
@@ -39,7 +40,22 @@ if not getattr(yaml, "__with_libyaml__", False):  # pragma: no cover - depends o
 
 _Loader = yaml.CSafeLoader
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
-_Dumper = yaml.CSafeDumper
+
+
+class _Dumper(yaml.CSafeDumper):
+    """Strings a YAML 1.1 or 1.2 reader would take for something else are quoted (see
+    yaml_scalars); PyYAML alone quotes only what YAML 1.1 resolves (not `1e3`, `0o12`, `y`)."""
+
+
+def _represent_str(dumper: _Dumper, text: str) -> yaml.ScalarNode:
+    if escaped_only(text):  # NEL, LS, PS: line breaks to YAML 1.1, not to 1.2
+        style: str | None = '"'
+    else:  # the emitter picks "..." itself when '...' cannot hold the text
+        style = None if plain_is_string(text) else "'"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 MAX_DEPTH = 64
 """Nesting deeper than this is no profile (the deepest path of a profile is six levels)."""
 

@@ -167,6 +167,9 @@ _PLATFORM_SHAPES: _Shapes = (
     ((*PLATFORM_VALUES, "bundles", "system"), dict, "a mapping"),
     ((*PLATFORM_VALUES, "bundles", "enabledPackages"), list, "a list of package names"),
     ((*PLATFORM_VALUES, "bundles", "disabledPackages"), list, "a list of package names"),
+    ((*PLATFORM_VALUES, "resources"), dict, "a mapping"),
+    # the kubevirt Package takes it as a whole number (the renderer predicts it as one)
+    ((*PLATFORM_VALUES, "resources", "cpuAllocationRatio"), int, "a whole number, e.g. 10"),
 )
 _CONFIG = ("spec", "configuration")
 _PERMITTED = (*_CONFIG, "permittedHostDevices")
@@ -200,7 +203,7 @@ def _shape_problems(
         if path[-1] not in parent:
             continue
         value: Any = parent[path[-1]]
-        ok = isinstance(value, kind)
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
         if ok and isinstance(value, list):
             item = dict if what == "a list of devices" else str
             ok = all(isinstance(v, item) for v in value)

@@ -124,3 +124,11 @@ def prometheus_binary() -> str:
     if not PROMETHEUS_BINARY:
         pytest.skip("prometheus is not installed (apt-get install prometheus)")
     return PROMETHEUS_BINARY
+
+
+@pytest.fixture(autouse=True)
+def _artifact_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test API server plays source-controller on 127.0.0.1, not on its Service name: every
+    test allows that host, as a user would with GPU_GITOPS_ARTIFACT_HOSTS (tests of the check
+    itself unset it)."""
+    monkeypatch.setenv("GPU_GITOPS_ARTIFACT_HOSTS", "127.0.0.1")

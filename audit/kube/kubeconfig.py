@@ -270,6 +270,19 @@ def config_from_kubeconfig(merged: Kubeconfig, context: str | None = None) -> Cl
         warnings = (
             f"{cwhat}: insecure-skip-tls-verify is set, the server's identity is not checked",
         )
+    server = str(cluster["server"])
+    credential = next(
+        (what for key, what in _SECRETS if user.get(key)),
+        "",
+    )
+    if server.lower().startswith("http://") and credential:
+        # kubectl sends it all the same; a proxy (proxy-url, HTTPS_PROXY) or anyone on the path
+        # reads it in clear
+        via = " (through a proxy)" if cluster.get("proxy-url") else ""
+        warnings += (
+            f"{cwhat}: the server is plain http://{via}: the {credential} is sent unencrypted; "
+            "use https://",
+        )
     token_file = user.get("tokenFile")
     return ClusterConfig(
         server=str(cluster["server"]).rstrip("/"),
@@ -290,6 +303,14 @@ def config_from_kubeconfig(merged: Kubeconfig, context: str | None = None) -> Cl
         exec=_exec_config(user["exec"], uwhat) if user.get("exec") else None,
         warnings=warnings,
     )
+
+
+_SECRETS = (
+    ("token", "bearer token"),
+    ("tokenFile", "bearer token"),
+    ("exec", "exec plugin's token"),
+    ("password", "password"),
+)
 
 
 def load_in_cluster_config(

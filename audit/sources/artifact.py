@@ -4,26 +4,34 @@ In the nightly CronJob there is no checkout and no git credential. source-contro
 artifact of the revision it fetched at `status.artifact.url` (plain HTTP inside the cluster) and
 publishes its digest in `status.artifact.digest` (`sha256:<hex>`); the bytes are verified before
 anything is read. The tarball is read in memory: regular files only, no absolute or `..` paths,
-bounded in size.
+bounded in size: every byte inflated counts, whatever member type holds it.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
+import os
+import re
 import tarfile
+import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any, cast
+from urllib.parse import urlsplit
 
 import httpx
 from kubedata.budget import Budget, OverBudget
+from kubedata.text import inert
 
 from audit.errors import AuditError, IncompleteReadError
 
 __all__ = [
+    "ARTIFACT_HOSTS_ENV",
     "MAX_ARTIFACT_BYTES",
     "MAX_TOTAL_BYTES",
     "artifact_of",
+    "check_artifact_url",
     "download_artifact",
     "read_tarball",
 ]
@@ -35,6 +43,33 @@ MAX_TOTAL_BYTES = 64 << 20
 """All files of the artifact after decompression: a few MB for a thousand clusters; a gzip bomb
 (4 MB that expand to 4 GB) stops here."""
 MAX_MEMBERS = 200_000
+ARTIFACT_HOSTS_ENV = "GPU_GITOPS_ARTIFACT_HOSTS"
+"""Comma-separated host[:port] the artifact may also come from (source-controller elsewhere)."""
+FLUX_NAMESPACES = ("flux-system", "cozy-fluxcd")
+"""Where Flux's source-controller runs (plain Flux, Cozystack), besides the GitRepository's own."""
+_SERVICE = re.compile(r"source-controller\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?\.?")
+
+
+def check_artifact_url(url: str, namespace: str, name: str) -> None:
+    """The artifact is read only from source-controller's Service (in the GitRepository's
+    namespace or Flux's), at the GitRepository's own path, or from a host the user allows in
+    GPU_GITOPS_ARTIFACT_HOSTS: a GitRepository status anyone could patch names no other server."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    where = f"{host}:{parts.port}" if parts.port else host
+    allowed = {h.strip().lower() for h in os.environ.get(ARTIFACT_HOSTS_ENV, "").split(",")}
+    service = _SERVICE.fullmatch(host)
+    flux = service is not None and service.group(1) in {namespace, *FLUX_NAMESPACES}
+    user = bool({host, where} & (allowed - {""}))  # a host without a port allows every port
+    if parts.scheme not in ("http", "https") or not (flux or user):
+        raise IncompleteReadError(
+            f"artifact {inert(url)}: not source-controller's Service; the artifact is read only "
+            f"from source-controller.<namespace>.svc or a host in {ARTIFACT_HOSTS_ENV}"
+        )
+    if not parts.path.startswith(f"/gitrepository/{namespace}/{name}/"):
+        raise IncompleteReadError(
+            f"artifact {inert(url)}: not the path of GitRepository {namespace}/{name}"
+        )
 
 
 def artifact_of(git_repository: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -98,31 +133,54 @@ def download_artifact(
     return data
 
 
+class _Inflated:
+    """The decompressed tar stream, read once, forward only, and never past MAX_TOTAL_BYTES:
+    headers, the data of every member (whatever its type; tarfile inflates what it skips) and
+    padding all count."""
+
+    def __init__(self, data: bytes):
+        self._gzip = gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb")
+        self.read_bytes = 0
+
+    def read(self, size: int = -1) -> bytes:
+        want = MAX_TOTAL_BYTES + 1 - self.read_bytes
+        chunk = self._gzip.read(want if size < 0 else min(size, want))
+        self.read_bytes += len(chunk)
+        if self.read_bytes > MAX_TOTAL_BYTES:
+            raise AuditError(
+                f"the artifact inflates to over {MAX_TOTAL_BYTES} bytes (every tar member "
+                "counted); a rendered branch is a few MB"
+            )
+        return chunk
+
+
 def read_tarball(data: bytes) -> dict[str, bytes]:
     """Regular files of a tar.gz, path -> bytes (unsafe or oversized members refused)."""
     files: dict[str, bytes] = {}
     total = 0
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        # stream mode: members are read in order and skipped by reading, through the cap
+        inflated = cast("IO[bytes]", _Inflated(data))  # all tarfile reads of its fileobj
+        with tarfile.open(fileobj=inflated, mode="r|") as tar:
             for n, member in enumerate(tar):
                 if n >= MAX_MEMBERS:
                     raise AuditError(f"the artifact holds over {MAX_MEMBERS} entries")
+                name = member.name.removeprefix("./")
+                total += member.size  # every type: an unknown one is inflated all the same
+                if total > MAX_TOTAL_BYTES:
+                    raise AuditError(
+                        f"the artifact's members add up to over {MAX_TOTAL_BYTES} bytes "
+                        f"uncompressed (at {inert(name)!r}); a rendered branch is a few MB"
+                    )
                 if not member.isfile():
                     continue
-                name = member.name.removeprefix("./")
                 if name.startswith("/") or ".." in name.split("/"):
                     raise AuditError(f"artifact member {member.name!r} escapes the tree")
                 if member.size > MAX_FILE_BYTES:
                     raise AuditError(f"artifact member {name} is over {MAX_FILE_BYTES} bytes")
-                total += member.size
-                if total > MAX_TOTAL_BYTES:
-                    raise AuditError(
-                        f"the artifact's files add up to over {MAX_TOTAL_BYTES} bytes "
-                        "uncompressed; a rendered branch is a few MB"
-                    )
                 stream = tar.extractfile(member)
                 if stream is not None:
                     files[name] = stream.read()
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
         raise IncompleteReadError(f"the artifact is not a readable tar.gz ({exc})") from None
     return files

@@ -10,13 +10,15 @@ objects written before a failure are unreferenced and `git gc` collects them.
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
-import subprocess
 import zlib
 from collections.abc import Mapping, Sequence
 
 import git
 from git.objects.fun import tree_entries_from_data
+from kubedata.budget import Budget
+from kubedata.child import ChildTimeout, run_child
 
 from renderer.errors import GitError
 
@@ -66,31 +68,36 @@ def run_git(
     data: bytes | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    deadline: Budget | None = None,
 ) -> bytes:
     """Run `git <args>` in the repository (stdin: `data`); stdout, or GitError naming stderr
-    (or saying that it was stopped after `timeout` seconds)."""
-    # keep the wrapper alive until the end: gitpython kills the process when it is collected
-    handle = repo.git.execute(
-        ["git", *args],
-        istream=subprocess.PIPE if data is not None else None,
-        as_process=True,
-        env=dict(env or {}),
-    )
-    proc = handle.proc
-    assert proc is not None
+    (or saying that it was stopped, with every process it started: a remote's hook, an ssh,
+    after `timeout` seconds or when the command's `deadline` passed)."""
+    within = f"{timeout:g} s" if timeout is not None else ""
+    if deadline is not None:
+        setting = f" ({deadline.setting})" if deadline.setting else ""
+        within = f"the deadline of {deadline.seconds:g} s{setting}"
+        if deadline.remaining() <= 0:
+            raise GitError(f"{within} passed before git {args[0]} could start")
+        timeout = deadline.remaining()
+    # git's messages in English (GitCommandFailed reads them), as gitpython runs it
+    full_env = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C", **(env or {})}
     try:
-        out, err = proc.communicate(data, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise GitError(
-            f"git {args[0]} did not finish within {timeout:g} s; it was stopped"
-        ) from None
-    if proc.returncode != 0:
-        raise GitCommandFailed(
-            args[0], proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+        done = run_child(
+            ["git", *args], cwd=str(repo.working_dir), env=full_env, data=data, timeout=timeout
         )
-    return bytes(out)
+    except ChildTimeout:
+        raise GitError(f"git {args[0]} did not finish within {within}; it was stopped") from None
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror}") from None
+    if done.returncode != 0:
+        raise GitCommandFailed(
+            args[0],
+            done.returncode,
+            done.stdout.decode(errors="replace"),
+            done.stderr.decode(errors="replace"),
+        )
+    return done.stdout
 
 
 def object_id(kind: str, data: bytes) -> str:

@@ -21,7 +21,6 @@ is never committed over it: the tip already holds the newer render.
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import re
 import time
@@ -30,9 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import git
+from kubedata.budget import Budget
 
 from renderer.errors import GitError, Problem, ProfileError
 from renderer.gitrepo import open_repo
+from renderer.publish.deadline import network_budget
 from renderer.publish.gitobjects import GitCommandFailed, RefMoved, ref_sha, run_git, update_ref
 from renderer.publish.plan import Plan, Publisher
 from renderer.publish.sources import Sources, profile_branch, read_sources
@@ -42,8 +43,6 @@ __all__ = ["MAX_ATTEMPTS", "PublishResult", "publish", "publish_branches"]
 
 MAX_ATTEMPTS = 5
 """Tries at moving the branch (or pushing it) before giving up."""
-NETWORK_TIMEOUT = float(os.environ.get("GPU_GITOPS_PUSH_TIMEOUT", "300"))
-"""Seconds one push or fetch may take (GPU_GITOPS_PUSH_TIMEOUT): a silent remote never hangs."""
 _BACKOFF_SECONDS = 0.05
 _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0"}
 # A push that lost a race: rejected as non-fast-forward, or the remote could not move its ref
@@ -141,7 +140,7 @@ def _publish_local(pub: Publisher, ref: str) -> PublishResult:
     raise GitError(f"{ref} kept moving while publishing ({MAX_ATTEMPTS} tries); run it again")
 
 
-def _push(repo: git.Repo, remote: str, commit: str, branch: str) -> bool:
+def _push(repo: git.Repo, remote: str, commit: str, branch: str, budget: Budget) -> bool:
     """Push `commit` to the remote branch: True when it landed, False when another push won."""
     try:
         run_git(
@@ -151,7 +150,7 @@ def _push(repo: git.Repo, remote: str, commit: str, branch: str) -> bool:
             remote,
             f"{commit}:refs/heads/{branch}",
             env=_NO_PROMPT,
-            timeout=NETWORK_TIMEOUT,
+            deadline=budget,
         )
     except GitCommandFailed as exc:
         if _RACE_LOST.search(exc.stdout + exc.stderr):
@@ -172,7 +171,7 @@ def _rejection(exc: GitCommandFailed) -> str:
     return "; ".join([*status[:1], *said]) or exc.reason
 
 
-def _fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
+def _fetch(repo: git.Repo, remote: str, branch: str, budget: Budget) -> str | None:
     """The remote branch's tip (also stored as its remote-tracking ref), None if it is gone."""
     tracking = f"refs/remotes/{remote}/{branch}"
     try:
@@ -184,7 +183,7 @@ def _fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
             remote,
             f"+refs/heads/{branch}:{tracking}",
             env=_NO_PROMPT,
-            timeout=NETWORK_TIMEOUT,
+            deadline=budget,
         )
     except GitCommandFailed as exc:
         if "couldn't find remote ref" in exc.stderr:
@@ -199,6 +198,7 @@ def _publish_push(pub: Publisher, ref: str, branch: str, remote: str) -> Publish
         raise GitError(f'no remote named "{remote}": add it (git remote add) or pass --remote')
     start = ref_sha(repo, ref)
     base = start or ref_sha(repo, f"refs/remotes/{remote}/{branch}")
+    budget = network_budget()  # every push and fetch below, in all
     for attempt in range(1, MAX_ATTEMPTS + 1):
         newer = pub.newer_source(base) if base else None
         if newer:
@@ -208,7 +208,7 @@ def _publish_push(pub: Publisher, ref: str, branch: str, remote: str) -> Publish
         target = commit or base
         if target is None:
             return _result(pub, plan, None, None, attempts=attempt)
-        if _push(repo, remote, target, branch):
+        if _push(repo, remote, target, branch, budget):
             if target != start:
                 try:
                     update_ref(
@@ -218,7 +218,7 @@ def _publish_push(pub: Publisher, ref: str, branch: str, remote: str) -> Publish
                     moved = f"moved meanwhile and was left as it is; {remote} has {target}"
                     pub.warnings.append(Problem(ref, 0, "", moved, "warning"))
             return _result(pub, plan, commit, target, pushed=True, attempts=attempt)
-        base = _fetch(repo, remote, branch)
+        base = _fetch(repo, remote, branch, budget)
         _backoff(attempt)
     raise GitError(
         f"the push to {remote} was rejected {MAX_ATTEMPTS} times (others keep publishing); "

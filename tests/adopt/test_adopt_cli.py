@@ -4,6 +4,8 @@ request against a local GitHub stand-in, and bad input (one line, exit 2, nothin
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +14,10 @@ import pytest
 
 from adopt.pr import push_branch
 from gpu_gitops import cli_adopt
+from kubedata.budget import Budget
+from prbot.report_markdown import MARKER as DIFF_MARKER
 from tests.audit.audit_helpers import demo_empty, demo_objects, demo_repo, run, write_snapshot
+from tests.hanging_remote import gpu_gitops, hang_on_push, running
 from tests.prbot.test_comment import OWNER, PULLS, REPO, TOKEN, FakeGitHub, Fault
 from tests.prbot.test_comment import github as github  # the fixture
 
@@ -270,9 +275,9 @@ def _interrupt(*args: object, **kwargs: object) -> object:
     raise KeyboardInterrupt
 
 
-def _push_then_interrupt(repo: git.Repo, remote: str, branch: str) -> None:
+def _push_then_interrupt(repo: git.Repo, remote: str, branch: str, deadline: Budget) -> None:
     """The push lands, then Ctrl-C arrives before the command learns of it."""
-    push_branch(repo, remote, branch)
+    push_branch(repo, remote, branch, deadline)
     raise KeyboardInterrupt
 
 
@@ -310,3 +315,103 @@ def test_a_remote_branch_someone_else_pushed_is_never_deleted(demo, github, monk
     assert f"cannot push {branch} to origin" in err and err.count("\n") == 1
     assert demo.origin.commit(branch).hexsha == theirs
     assert branch not in demo.branches()
+
+
+@pytest.mark.parametrize(
+    ("hook", "told"),
+    [
+        ("pre-receive", ""),  # the ref never moved: nothing to undo there
+        ("post-receive", "; branch {branch} was deleted from origin again"),  # it had landed
+    ],
+)
+def test_a_hanging_remote_is_given_up_on_with_no_branch_left(
+    demo: Demo, github: FakeGitHub, hook: str, told: str
+) -> None:
+    """The remote's hook sleeps 40 s and leaves a child: adopt --pr ends at its deadline (exit
+    2, one line saying so), with no adopt branch here or there and nothing of the hook running."""
+    env = {
+        **os.environ,
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": github.url,
+        "GPU_GITOPS_PUSH_TIMEOUT": "2",
+    }
+    snapshot = demo.root / "snapshots" / "ams1"
+    argv = ("adopt", "--cluster", "ams1", "--snapshot", str(snapshot), "--pr", "--repo-slug",
+            f"{OWNER}/{REPO}", "--repo", str(demo.repo.working_dir))  # fmt: skip
+    before = demo.branches()
+    origin = Path(str(demo.origin.git_dir))
+    with hang_on_push(origin, hook) as pids:
+        done = gpu_gitops(*argv, env=env, cwd=demo.root)
+        still = [p.name for p in pids if running(p)]
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.startswith("adopt 2 finding(s) of ams1:\n")  # the plan, as always
+    (line,) = done.stderr.splitlines()
+    branch = line.split("cannot push ")[1].split(" ")[0] if "cannot push " in line else "?"
+    assert branch.startswith("adopt/ams1/")
+    assert line == (
+        f"gpu-gitops: error: cannot push {branch} to origin: git push did not finish within the "
+        "deadline of 2 s (GPU_GITOPS_PUSH_TIMEOUT); it was stopped" + told.format(branch=branch)
+    )
+    assert still == []
+    assert demo.branches() == before
+    assert not [h for h in demo.origin.heads if h.name.startswith("adopt/")]
+    assert github.pulls == []
+    assert TOKEN not in done.stderr
+
+
+def _many_findings(demo: Demo, count: int, value: str) -> None:
+    """`count` values of platform.yaml changed live to `value`-like strings."""
+    from renderer.publish.publish import publish
+
+    path = Path(str(demo.repo.working_dir)) / "clusters" / "ams1" / "platform.yaml"
+    keys = "".join(f"          k{i:04}: old\n" for i in range(count))
+    path.write_text(path.read_text().replace("        resources:\n", f"        extra:\n{keys}"
+                                             "        resources:\n"))  # fmt: skip
+    demo.repo.git.commit("-qam", "extra values")
+    demo.main = demo.repo.head.commit.hexsha
+    tip = publish(Path(str(demo.repo.working_dir))).tip
+    objects = demo_objects("ams1", tip)
+    for obj in objects:
+        if obj["metadata"]["name"] == "cozystack.cozystack-platform":
+            values = obj["spec"]["components"]["platform"]["values"]
+            values["extra"] = {f"k{i:04}": f"{value} {i}" for i in range(count)}
+    write_snapshot(demo.root / "snapshots" / "ams1", objects, demo_empty("ams1"))
+
+
+@pytest.mark.parametrize(("count", "length"), [(1000, 40), (20, 4000)])
+def test_many_or_long_findings_make_a_body_github_takes(
+    demo, github, monkeypatch, count: int, length: int
+) -> None:
+    _many_findings(demo, count, "a long live value " + "x" * length)
+    code, _, err = _pr(demo, github, monkeypatch)
+    assert code == 0, err
+    (pull,) = github.pulls
+    body = pull["body"]
+    assert len(body.encode("utf-8")) <= 65_536
+    total = count + 2  # and the demo's device and node label
+    assert pull["title"] == f"Adopt live drift of ams1: {total} findings"
+    rows = [ln for ln in body.splitlines() if ln.startswith("| `")]
+    if count == 1000:
+        assert 10 < len(rows) < total
+        more = f"_{total - len(rows)} more findings adopted: the commit message lists every one._"
+        assert more in body
+    else:
+        assert len(rows) == total and "more findings adopted" not in body
+        assert "x" * 250 not in body.split("### gpu-gitops diff")[0]  # cells are shortened
+    assert "### gpu-gitops diff" in body
+    # the commit message lists all of them; the same input gives the same findings part (the
+    # diff names the commit, which carries the time it was made)
+    message = str(demo.repo.commit(pull["head"]["ref"]).message)
+    assert message.count("\n- ") == total
+    github.pulls.clear()
+    demo.repo.git.push("-q", "origin", "--delete", pull["head"]["ref"])
+    demo.repo.git.branch("-D", pull["head"]["ref"])
+    assert _pr(demo, github, monkeypatch)[0] == 0
+    (again,) = github.pulls
+    findings = _timeless(body).split(DIFF_MARKER)[0]
+    assert _timeless(again["body"]).split(DIFF_MARKER)[0] == findings
+
+
+def _timeless(text: str) -> str:
+    """`text` without the time the live state was read at (each run reads it anew)."""
+    return re.sub(r"at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ by", "at T by", text)

@@ -4,12 +4,15 @@ differ (checked as whole diffs against a profile full of comments)."""
 from __future__ import annotations
 
 import difflib
+import random
 
 import pytest
 import yaml
 
 from adopt.errors import AdoptError
 from adopt.yamledit import Edit, apply_edits
+from kubedata.yaml_scalars import same_data
+from tests.kubedata.test_yaml_scalars import _random_string, _random_value, read_back
 
 COMMENTED = """\
 # Lab: plain Flux + KubeVirt 1.8.
@@ -162,3 +165,29 @@ def test_bad_documents_and_paths_are_one_line_errors():
         apply_edits("spec: [unclosed\n", [Edit("set", ("spec",), 1)], "f")
     with pytest.raises(AdoptError, match=r"^f: spec.variant.x is not where"):
         apply_edits(COMMENTED, [Edit("set", ("spec", "variant", "x", "y"), 1)], "f")
+
+
+def test_every_value_set_reads_back_as_the_live_value_type_included() -> None:
+    """Random keys and values (the strings YAML 1.1 or 1.2 would read as something else among
+    them), set, appended and nested, read back equal by PyYAML and by a YAML 1.2 reader."""
+    rng = random.Random(2)
+    for i in range(150):
+        value = _random_value(rng)
+        key = _random_string(rng) or "k"
+        edits = [
+            Edit("set", ("spec", "values", f"v{i}"), value),
+            Edit("set", ("spec", "nodes", key), _random_string(rng)),
+            Edit("append", ("spec", "list"), {"name": f"n{i}", "value": value}, "name"),
+        ]
+        text = apply_edits(COMMENTED, edits, "p.yaml")
+        for doc in read_back(text):
+            assert same_data(doc["spec"]["values"][f"v{i}"], value), text
+            assert same_data(doc["spec"]["nodes"][key], edits[1].value)
+            assert same_data(doc["spec"]["list"][-1], edits[2].value)
+
+
+@pytest.mark.parametrize("live", ["on", "1:20", "NO", "Off", "0x1F", "1e3", "~", "", "null", "y"])
+def test_a_live_string_is_quoted_where_it_would_change_meaning(live: str) -> None:
+    out = apply_edits(COMMENTED, [Edit("set", ("spec", "nodes", "lab-gpu-2"), live)], "p.yaml")
+    assert f'    lab-gpu-2: "{live}"\n' in out
+    assert yaml.safe_load(out)["spec"]["nodes"]["lab-gpu-2"] == live

@@ -208,6 +208,8 @@ def run_container(
     env = {
         "KUBERNETES_SERVICE_HOST": host,
         "KUBERNETES_SERVICE_PORT": port,
+        # the test API server serves the artifact on loopback, not as source-controller's Service
+        "GPU_GITOPS_ARTIFACT_HOSTS": "127.0.0.1",
         **{e["name"]: e["value"] for e in container.get("env") or []},
     }
     argv = [*container["command"], *container["args"]]

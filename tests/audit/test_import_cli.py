@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+import yaml_rs
 
 from kubedata.yaml_io import load_all
+from kubedata.yaml_scalars import same_data
 from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.profile import load_profile
@@ -146,3 +150,81 @@ def test_import_never_writes_through_a_symbolic_link(api_server: ApiServer, tmp_
     code, _, err = _import(api_server, repo)
     assert code == 2 and err.startswith("clusters/ams1: error: is a symbolic link")
     assert list(outside.iterdir()) == []
+
+
+TRICKY = ["on", "1:20", "NO", "Off", "0x1F", "1e3", "~", "", "null", "012", "2024-01-01", "y",
+          " lead", "trail ", "two\nlines", "0o12"]  # fmt: skip
+
+
+def _platform(store: Store) -> dict[str, Any]:
+    (package,) = [
+        o
+        for o in store.objects_of("cozystack.io", "packages")
+        if o["metadata"]["name"] == "cozystack.cozystack-platform"
+    ]
+    return package
+
+
+def test_import_keeps_every_live_string_a_string(store: Store, tmp_path: Path) -> None:
+    package = _platform(store)
+    extra = {f"k{i}": v for i, v in enumerate(TRICKY)} | {
+        v or "empty": i for i, v in enumerate(TRICKY)
+    }
+    package["spec"]["components"]["platform"]["values"]["extra"] = extra
+    store.put(package)
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        repo = tmp_path / "repo"
+        code, _, err = _import(server, repo)
+    assert code == 0, err
+    text = (repo / "clusters" / "ams1" / "platform.yaml").read_text()
+    for doc in (yaml.safe_load(text), yaml_rs.loads(text, parse_datetime=False)):
+        assert isinstance(doc, dict)
+        got = doc["spec"]["components"]["platform"]["values"]["extra"]
+        assert same_data(got, extra), got
+    assert "k0: on\n" not in text and "k5: 1e3\n" not in text
+
+
+def test_import_refuses_a_package_validate_would_refuse(store: Store, tmp_path: Path) -> None:
+    package = _platform(store)
+    package["spec"]["components"]["platform"]["values"]["blob"] = "x" * (300 * 1024)
+    store.put(package)
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        repo = tmp_path / "repo"
+        code, out, err = _import(server, repo)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "clusters/ams1/platform.yaml" in err
+    assert "over the 262144 bytes validate reads; nothing was written" in err
+    assert not (repo / "clusters").exists()
+
+
+def test_import_leaves_secret_looking_values_out(store: Store, tmp_path: Path) -> None:
+    package = _platform(store)
+    values = package["spec"]["components"]["platform"]["values"]
+    values["oidc"] = {"clientSecret": "oidc-s3cret-value", "clientId": "gpu"}
+    values["backup"] = {"s3": [{"password": "backup-pa55word", "existingSecret": "backup-creds"}]}
+    values["monitoring"] = {"apiToken": "mon-t0ken-value", "tokenTTL": ""}
+    store.put(package)
+    with ApiServer(store) as server:
+        server.add_token(TOKEN, "auditor")
+        repo = tmp_path / "repo"
+        code, out, err = _import(server, repo)
+    assert code == 0, err
+    text = (repo / "clusters" / "ams1" / "platform.yaml").read_text()
+    for secret in ("oidc-s3cret-value", "backup-pa55word", "mon-t0ken-value"):
+        assert secret not in text + out + err
+    kept = yaml.safe_load(text)["spec"]["components"]["platform"]["values"]
+    assert kept["oidc"] == {"clientId": "gpu"}
+    assert kept["backup"] == {"s3": [{"existingSecret": "backup-creds"}]}  # a Secret's name
+    assert kept["monitoring"] == {"tokenTTL": ""}
+    warned = [ln for ln in err.splitlines() if "looks like a secret" in ln]
+    assert [ln.split(": warning: ")[1].split(" ")[0] for ln in warned] == [
+        "spec.components.platform.values.backup.s3.0.password",
+        "spec.components.platform.values.monitoring.apiToken",
+        "spec.components.platform.values.oidc.clientSecret",
+    ]
+    assert warned[0].startswith(
+        "clients/ams1/platform.yaml: warning: ".replace("clients", "clusters")
+    )
+    assert err.endswith("wrote clusters/ams1/platform.yaml\n")

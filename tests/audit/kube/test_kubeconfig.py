@@ -632,3 +632,43 @@ def test_unusable_ca_or_client_key_is_a_config_error() -> None:
     ) as caught:
         build_ssl_context(config)
     assert "PRIVATE KEY" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("user", "cluster", "told"),
+    [
+        ({"token": TOKEN}, {}, "the bearer token is sent unencrypted"),
+        ({"password": "pw", "username": "u"}, {}, "the password is sent unencrypted"),
+        (
+            {"token": TOKEN},
+            {"proxy-url": "http://proxy.example:3128"},
+            "plain http:// (through a proxy): the bearer token",
+        ),
+    ],
+)
+def test_a_credential_for_a_plain_http_server_is_warned_about(
+    tmp_path: Path, user: dict[str, Any], cluster: dict[str, Any], told: str
+) -> None:
+    path = write(
+        tmp_path / "config",
+        kubeconfig(
+            {"c": {"server": "http://api.example:8080", **cluster}},
+            {"u": user},
+            {"x": {"cluster": "c", "user": "u"}},
+            "x",
+        ),
+    )
+    (warning,) = load_cluster_config(path).warnings
+    assert warning.startswith("cluster 'c': the server is plain http://") and told in warning
+    assert warning.endswith("; use https://")
+    assert TOKEN not in warning
+
+
+def test_no_credential_no_warning_for_plain_http(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "config",
+        kubeconfig(
+            {"c": {"server": "http://x"}}, {"u": {}}, {"x": {"cluster": "c", "user": "u"}}, "x"
+        ),
+    )
+    assert load_cluster_config(path).warnings == ()

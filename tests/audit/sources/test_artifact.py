@@ -7,13 +7,20 @@ import io
 import tarfile
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from audit.errors import AuditError, IncompleteReadError
-from audit.sources.artifact import MAX_TOTAL_BYTES, download_artifact, read_tarball
+from audit.sources.artifact import (
+    ARTIFACT_HOSTS_ENV,
+    MAX_TOTAL_BYTES,
+    check_artifact_url,
+    download_artifact,
+    read_tarball,
+)
 from kubedata.budget import Budget
 
 
@@ -35,7 +42,45 @@ def test_a_gzip_bomb_stops_at_the_total_after_decompression():
     with pytest.raises(AuditError) as exc:
         read_tarball(bomb)
     assert str(exc.value) == (
-        f"the artifact's files add up to over {MAX_TOTAL_BYTES} bytes uncompressed; "
+        f"the artifact's members add up to over {MAX_TOTAL_BYTES} bytes uncompressed "
+        "(at 'c1/f4.yaml'); a rendered branch is a few MB"
+    )
+
+
+def _crafted(header: tarfile.TarInfo, inflated: int) -> bytes:
+    """One tar header and `inflated` zero bytes after it, gzipped (a thousandth of the size)."""
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [gz.compress(header.tobuf(tarfile.GNU_FORMAT))]
+    block = b"\0" * (1 << 20)
+    parts += [gz.compress(block) for _ in range(inflated >> 20)]
+    return b"".join([*parts, gz.flush()])
+
+
+@pytest.mark.parametrize("kind", [b"Z", tarfile.CHRTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE])
+def test_a_member_of_any_type_counts_against_the_cap(kind: bytes):
+    """A member that is no regular file (an unknown type: tarfile inflates its data to skip it)
+    claims 16 GiB: refused on its header, before any of it is inflated."""
+    info = tarfile.TarInfo("c1/huge")
+    info.type, info.size = kind, 16 << 30
+    bomb = _crafted(info, 256 << 20)
+    assert len(bomb) < (1 << 20)
+    with pytest.raises(AuditError) as exc:
+        read_tarball(bomb)
+    assert str(exc.value) == (
+        f"the artifact's members add up to over {MAX_TOTAL_BYTES} bytes uncompressed "
+        "(at 'c1/huge'); a rendered branch is a few MB"
+    )
+
+
+def test_a_header_that_inflates_past_the_cap_stops_there():
+    """A pax header tarfile reads whole before it yields the member: the inflated stream itself
+    is capped."""
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.type, info.size = tarfile.XHDTYPE, 1 << 30
+    with pytest.raises(AuditError) as exc:
+        read_tarball(_crafted(info, 256 << 20))
+    assert str(exc.value) == (
+        f"the artifact inflates to over {MAX_TOTAL_BYTES} bytes (every tar member counted); "
         "a rendered branch is a few MB"
     )
 
@@ -78,3 +123,43 @@ def test_a_trickling_artifact_server_is_given_up_at_the_deadline(trickling: str)
     assert str(exc.value) == (
         f"artifact {trickling}: the deadline of 1.5 s (--deadline) passed before it was read"
     )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://source-controller.flux-system.svc.cluster.local./gitrepository/flux-system/gitops/a.tar.gz",
+        "http://source-controller.flux-system.svc/gitrepository/flux-system/gitops/a.tar.gz",
+        "http://source-controller.cozy-fluxcd.svc.cluster.local/gitrepository/flux-system/gitops/a.tar.gz",
+    ],
+)
+def test_source_controllers_service_is_where_the_artifact_comes_from(url, monkeypatch):
+    monkeypatch.delenv(ARTIFACT_HOSTS_ENV)
+    check_artifact_url(url, "flux-system", "gitops")
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://evil.example/gitrepository/flux-system/gitops/a.tar.gz", "not source-controller"),
+        ("http://source-controller.tenant-x.svc/gitrepository/flux-system/gitops/a.tgz",
+         "not source-controller"),
+        ("http://169.254.169.254/latest/meta-data", "not source-controller"),
+        ("file:///etc/passwd", "not source-controller"),
+        ("http://source-controller.flux-system.svc/gitrepository/other/repo/a.tar.gz",
+         "not the path of GitRepository flux-system/gitops"),
+        ("http://127.0.0.1:9/gitrepository/flux-system/gitops/a.tar.gz", "not source-controller"),
+    ],
+)  # fmt: skip
+def test_any_other_artifact_url_is_refused(url, why, monkeypatch):
+    monkeypatch.delenv(ARTIFACT_HOSTS_ENV)
+    with pytest.raises(IncompleteReadError, match=why):
+        check_artifact_url(url, "flux-system", "gitops")
+
+
+def test_a_host_the_user_allows_is_taken(monkeypatch):
+    monkeypatch.setenv(ARTIFACT_HOSTS_ENV, "artifacts.internal:8080, 10.0.0.5")
+    check_artifact_url("http://artifacts.internal:8080/gitrepository/ns/r/a.tgz", "ns", "r")
+    check_artifact_url("http://10.0.0.5:9000/gitrepository/ns/r/a.tgz", "ns", "r")
+    with pytest.raises(IncompleteReadError):
+        check_artifact_url("http://artifacts.internal:9999/gitrepository/ns/r/a.tgz", "ns", "r")

@@ -125,7 +125,7 @@ def _artifact_audit(tip: str, files: dict[str, bytes]) -> AuditResult:
     """An in-cluster audit of ams1 whose GitRepository serves `files` as its artifact of `tip`."""
     blob = _tarball(files)
     digest = "sha256:" + hashlib.sha256(blob).hexdigest()
-    url = "http://source-controller.cozy-fluxcd.svc.cluster.local./gitrepository/x.tar.gz"
+    url = "http://source-controller.cozy-fluxcd.svc.cluster.local./gitrepository/cozy-fluxcd/gpu-gitops/x.tar.gz"
     requests: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:

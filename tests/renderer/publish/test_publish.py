@@ -42,6 +42,7 @@ from renderer.repofiles import LINK_REFUSED
 from renderer.validate import check_clusters
 from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
+from tests.hanging_remote import gpu_gitops, hang_on_push, running
 from tests.renderer.profile_texts import folder_files
 
 CLUSTERS = sorted(p.parent.name for p in (REPO_ROOT / "clusters").glob("*/gpu-profile.yaml"))
@@ -560,7 +561,7 @@ def test_a_silent_remote_is_given_up_on(
     source: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
 ):
     _hook(remote, "sleep 5\n")
-    monkeypatch.setattr(publish_module, "NETWORK_TIMEOUT", 0.5)
+    monkeypatch.setenv("GPU_GITOPS_PUSH_TIMEOUT", "0.5")
     path = source / "clusters" / "lab1" / "gpu-profile.yaml"
     path.write_text(path.read_text().replace("interval: 5m", "interval: 6m"))
     sh(source, "commit", "-qam", "edit")
@@ -568,10 +569,41 @@ def test_a_silent_remote_is_given_up_on(
     code, out, err = run("publish", "--push", "--repo", str(source))
     assert (code, out) == (2, "")
     assert err == (
-        "gpu-gitops: error: cannot push to origin: git push did not finish within 0.5 s; "
-        "it was stopped; the local branch is unchanged\n"
+        "gpu-gitops: error: cannot push to origin: git push did not finish within the "
+        "deadline of 0.5 s (GPU_GITOPS_PUSH_TIMEOUT); it was stopped; the local branch is "
+        "unchanged\n"
     )
     assert sh(source, "rev-parse", BRANCH) == before
+
+
+def test_a_hanging_hook_is_stopped_with_all_it_started(source: Path, remote: Path):
+    """The hook sleeps 40 s and leaves a child: the command ends at its deadline, and neither
+    the hook nor its child is running afterwards."""
+    edit(source, "lab1", "interval: 5m", "interval: 6m")
+    before = sh(source, "rev-parse", BRANCH)
+    remote_before = sh(remote, "rev-parse", BRANCH)
+    env = {**os.environ, "GPU_GITOPS_PUSH_TIMEOUT": "2"}
+    with hang_on_push(remote) as pids:
+        done = gpu_gitops("publish", "--push", "--repo", str(source), env=env, cwd=source)
+        still = [p.name for p in pids if running(p)]
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(
+        "gpu-gitops: error: cannot push to origin: git push did not finish within the "
+        "deadline of 2 s (GPU_GITOPS_PUSH_TIMEOUT); it was stopped; the local branch is unchanged\n"
+    )
+    assert all(p.exists() for p in pids), "the hook ran"
+    assert still == []
+    assert sh(source, "rev-parse", BRANCH) == before
+    assert sh(remote, "rev-parse", BRANCH) == remote_before
+
+
+def test_a_bad_push_timeout_is_one_line(source: Path, remote: Path, monkeypatch):
+    monkeypatch.setenv("GPU_GITOPS_PUSH_TIMEOUT", "soon")
+    code, _, err = run("publish", "--push", "--repo", str(source))
+    assert (code, err) == (
+        2,
+        "gpu-gitops: error: GPU_GITOPS_PUSH_TIMEOUT=soon is not a number of seconds above 0\n",
+    )
 
 
 # --- scratch on tmpfs --------------------------------------------------------------------------
