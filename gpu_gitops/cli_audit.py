@@ -1,7 +1,8 @@
 """`gpu-gitops audit`: compare a live cluster (or a snapshot folder) with git and report drift.
 
-Exit codes (DESIGN §6): 0 clean, 1 drift found, 2 bad input or an incomplete audit (a read that
-failed is never reported as clean; the report is still printed).
+Exit codes (DESIGN §6): 0 clean, 1 drift found (a finding at or above --fail-on), 2 bad input or
+an incomplete audit (a read that failed is never reported as clean; the report is still printed).
+The nightly CronJob runs `--fail-on never`: its Job fails only when the audit could not run.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from typing import TypeVar
 import git
 
 from audit.errors import AuditError, IncompleteReadError, KubeApiError
+from audit.findings.finding import SEVERITIES
 from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
-from audit.metrics import PushError, push_metrics
+from audit.metrics import PUSH_TIMEOUT, PushError, push_metrics
 from audit.report import FORMATS, render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
+from kubedata.budget import Budget
 from renderer.errors import GitError
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
@@ -32,6 +35,8 @@ from renderer.rules.syntax import url_problem
 __all__ = ["add_live_args", "cmd_audit", "define_audit", "live_source", "run_audit"]
 
 T = TypeVar("T")
+FAIL_ON = ("never", *reversed(SEVERITIES))
+"""--fail-on: exit 1 for a finding at or above this severity (never: only 0 or 2)."""
 
 
 def _repo(args: argparse.Namespace) -> git.Repo | None:
@@ -59,10 +64,13 @@ def live_source(args: argparse.Namespace) -> str:
 
 
 def run_audit(
-    args: argparse.Namespace, console: Console, then: Callable[[AuditResult, Live], T]
+    args: argparse.Namespace,
+    console: Console,
+    then: Callable[[AuditResult, Live], T],
+    budget: Budget | None = None,
 ) -> T:
     """Audit the cluster the live-state options name, and hand the result and the live state
-    (still connected) to `then`."""
+    (still connected) to `then`. The reads draw on `budget` (default: --deadline's)."""
     check_cluster_name(args.cluster)
     if args.snapshot is not None and (args.kubeconfig or args.context or args.in_cluster):
         raise AuditError(
@@ -78,7 +86,7 @@ def run_audit(
         config = load_cluster_config(args.kubeconfig, args.context)
     for warning in config.warnings:
         console.problem(f"gpu-gitops: warning: {warning}")
-    budget = audit_budget(args.deadline)
+    budget = budget or audit_budget(args.deadline)
     with KubeApi(config, budget=budget) as api:
         live = Live(ApiReader(api))
         try:
@@ -91,11 +99,31 @@ def run_audit(
         return then(result, live)
 
 
+def _reads_budget(deadline: float, pushing: bool) -> Budget:
+    """The reads' share of --deadline: when the metrics are pushed, the push's time is kept
+    back, so an audit that used up its reads can still say so to the Pushgateway."""
+    reserve = min(PUSH_TIMEOUT, deadline / 10) if pushing else 0.0
+    return audit_budget(deadline - reserve)
+
+
+def exit_status(result: AuditResult, fail_on: str) -> int:
+    """2 incomplete (never clean), 1 a finding at or above `fail_on`, else 0."""
+    if not result.complete:
+        return 2
+    if fail_on == "never":
+        return 0
+    worst = SEVERITIES.index(fail_on)
+    return 1 if any(SEVERITIES.index(f.severity) <= worst for f in result.findings) else 0
+
+
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     problem = url_problem(args.pushgateway) if args.pushgateway is not None else None
     if problem:
         raise AuditError(f"--pushgateway: {problem}")
-    result = run_audit(args, console, lambda result, _: result)
+    # the whole command, push included, ends within --deadline
+    command = audit_budget(args.deadline)
+    reads = _reads_budget(args.deadline, bool(args.pushgateway))
+    result = run_audit(args, console, lambda result, _: result, reads)
     console.data(render_report(result, args.output))
     if not result.complete:
         console.problem(
@@ -104,11 +132,11 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         )
     if args.pushgateway:
         try:
-            push_metrics(result, args.pushgateway)
+            push_metrics(result, args.pushgateway, command)
         except PushError as exc:
             console.problem(f"gpu-gitops: error: {exc}")
             return 2
-    return result.exit_code
+    return exit_status(result, args.fail_on)
 
 
 def define_audit(p: argparse.ArgumentParser) -> Command:
@@ -121,14 +149,25 @@ gpu-gitops audit --cluster ams1 --context ams1-admin -o json
 gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl dumps:
   kubectl get RESOURCE -A --show-managed-fields -o yaml > dumps/ams1/RESOURCE.yaml
 gpu-gitops audit --cluster ams1 --in-cluster --pushgateway http://pgw:9091   # the nightly job
-exit codes: 0 clean, 1 drift, 2 bad input or incomplete""",
+gpu-gitops audit --cluster ams1 --fail-on high             # exit 1 only for high drift
+exit codes: 0 clean (nothing at or above --fail-on), 1 drift, 2 bad input or incomplete;
+the nightly CronJob runs --fail-on never: its Job fails only when the audit is incomplete""",
     )
     add_live_args(p)
     p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
     p.add_argument(
         "--pushgateway",
         metavar="URL",
-        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster)",
+        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster), "
+        "within --deadline",
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="low",
+        metavar="{" + ",".join(FAIL_ON) + "}",
+        help="exit 1 when a finding at or above this severity exists (default: low; never: "
+        "drift does not change the exit code, an incomplete audit still exits 2)",
     )
     add_repo_arg(p)
     return cmd_audit
@@ -160,6 +199,7 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_DEADLINE,
         metavar="SECONDS",
-        help="give up reading after this long and report the audit incomplete "
+        help="give up reading after this long and report the audit incomplete; a push to "
+        "the Pushgateway ends within it too "
         f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
     )

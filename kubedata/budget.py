@@ -5,12 +5,17 @@ body, endless pages), or ask for long waits (Retry-After: 100000 on every read).
 command draws on one `Budget`: its deadline bounds every request and every wait between tries,
 the waits add up to at most `max_wait`, and the bytes read add up to at most `max_bytes`. Past a
 bound the read fails with `OverBudget` (the caller reports the command incomplete), never hangs.
+Where a client cannot check the deadline between reads (a response's status line and headers,
+trickled a byte at a time, are read inside the HTTP library), `cutoff` cuts the connection when
+the deadline passes.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kubedata.errors import KubeDataError
@@ -79,3 +84,28 @@ class Budget:
                 f"the answers add up to over {self.max_bytes} bytes, more than any cluster's "
                 "audit reads"
             )
+
+    @contextmanager
+    def cutoff(self, cut: Callable[[], None], what: str) -> Iterator[None]:
+        """Run one blocking exchange (`what`, for the message) within the deadline: when it
+        passes, `cut` is called from a timer thread (it shuts the connection, so the blocked read
+        returns) and the exchange ends with OverBudget, whatever error the cut caused."""
+        self.check()
+        passed = threading.Event()
+
+        def fire() -> None:
+            passed.set()
+            cut()
+
+        timer = threading.Timer(self.remaining(), fire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except Exception:
+            if not passed.is_set():
+                raise
+        finally:
+            timer.cancel()
+        if passed.is_set():
+            raise OverBudget(f"the deadline of {self._seconds()} passed before {what} ended")

@@ -5,6 +5,8 @@ Each cluster overlay lists the bases it needs and patches them (JSON 6902) with 
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubedata.objects import KubeObject
 
 from renderer.cozystack_names import (
@@ -44,9 +46,11 @@ __all__ = [
     "KUBEVIRT_NAME",
     "KUBEVIRT_NAMESPACE",
     "PRUNE_DISABLED",
+    "README_URL",
     "audit_alert_rules",
     "audit_secrets_base",
     "read_rules",
+    "runbook_url",
 ]
 
 # The bases, by folder under overlays/base/: each cluster overlay lists those it uses.
@@ -211,20 +215,28 @@ def _audit_pod() -> KubeObject:
 
 def _audit_job_spec(labels: dict[str, str]) -> KubeObject:
     return {
-        # exit 2 (incomplete: API or network trouble) is retried once; exit 1 ("drift found")
-        # fails the Job at once, with no retry pod; an eviction (node drain) does not count.
+        # The audit runs `--fail-on never` (renderer/overlays.py): drift is in the metrics and
+        # the log, not in the Job's status, which says only whether the audit could run. Exit 2
+        # (incomplete: API, network or Pushgateway trouble) is retried once, in a new pod; any
+        # other failure (a crash, an OOM kill) fails the Job at once; an eviction (node drain)
+        # is not counted. The rules are tried in order: eviction first, as an evicted container
+        # exits with 143 or 137.
         "backoffLimit": 1,
         # two runs of at most --deadline (audit/kube/api.py DEFAULT_DEADLINE, 900 s) each
         "activeDeadlineSeconds": 3600,
         "podFailurePolicy": {
             "rules": [
                 {
-                    "action": "FailJob",
-                    "onExitCodes": {"containerName": "audit", "operator": "In", "values": [1]},
-                },
-                {
                     "action": "Ignore",
                     "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+                },
+                {
+                    "action": "Count",
+                    "onExitCodes": {"containerName": "audit", "operator": "In", "values": [2]},
+                },
+                {
+                    "action": "FailJob",
+                    "onExitCodes": {"containerName": "audit", "operator": "NotIn", "values": [2]},
                 },
             ]
         },
@@ -278,48 +290,88 @@ def _audit_job() -> dict[str, KubeObject]:
     }
 
 
-def audit_alert_rules(cluster: str) -> list[KubeObject]:
-    """Alerting rules on the metrics the audit pushes (audit/metrics.py names them)."""
+README_URL = "https://github.com/gpu-gitops/gpu-gitops/blob/v{version}/README.md"
+"""The README of a released version: each alert's default runbook is its section there."""
+INCOMPLETE_FOR = "1h"
+"""How long an incomplete audit stands before GpuGitopsAuditIncomplete fires: the Job retries an
+incomplete run once, within its activeDeadlineSeconds (3600)."""
+MISSING_AFTER = "36h"
+"""No complete audit for this long: a nightly job has missed a night and a half."""
+
+
+def runbook_url(alert: str, base: str | None, version: str) -> str:
+    """Where an alert's runbook is: BASE/<alert in lower case> (as kube-prometheus-stack's
+    runbooks are laid out), else the README's section, whose GitHub anchor is the same word."""
+    if base:
+        return f"{base.rstrip('/')}/{alert.lower()}"
+    return f"{README_URL.format(version=version)}#{alert.lower()}"
+
+
+def audit_alert_rules(cluster: str, runbook_base: str | None, version: str) -> list[KubeObject]:
+    """Alerting rules on the metrics the audit pushes (audit/metrics.py names them): every rule
+    selects the cluster's Pushgateway group by the labels it was pushed with, which only a scrape
+    with `honor_labels: true` keeps (README, "Deploy the nightly audit")."""
     where = f'job="{AUDIT_NAME}",cluster="{cluster}"'
     last_success = f"gpu_gitops_audit_last_success_timestamp_seconds{{{where}}}"
+    hours = int(MISSING_AFTER.removesuffix("h"))
+    query = f'gpu_gitops_audit_finding{{{where},severity="high"}}'
+
+    def rule(alert: str, expr: str, annotations: dict[str, str], **extra: Any) -> KubeObject:
+        labels = {"severity": "warning", **extra.pop("labels", {})}
+        return {
+            "alert": alert,
+            "expr": expr,
+            **extra,
+            "labels": labels,
+            "annotations": {
+                **annotations,
+                "runbook_url": runbook_url(alert, runbook_base, version),
+            },
+        }
+
+    missing = {
+        "summary": f"No complete drift audit of {cluster} for {hours} hours",
+        "description": f"Check the CronJob {AUDIT_NAMESPACE}/{AUDIT_NAME} in {cluster}: "
+        "suspended, failing, or unable to reach the Pushgateway; and that Prometheus scrapes "
+        "the Pushgateway with honor_labels: true.",
+    }
     return [
-        {
-            "alert": "GpuGitopsHighDrift",
-            "expr": f'sum(gpu_gitops_audit_findings{{{where},severity="high"}}) > 0',
-            "labels": {"severity": "warning"},
-            "annotations": {
-                "summary": f"GPU wiring of {cluster} drifted from git",
-                "description": "The last drift audit found high-severity drift; run gpu-gitops "
-                f"audit --cluster {cluster} for the fields, who changed them and the fix.",
-            },
-        },
-        {
-            "alert": "GpuGitopsAuditIncomplete",
-            "expr": f"gpu_gitops_audit_complete{{{where}}} == 0",
-            "labels": {"severity": "warning"},
-            "annotations": {
-                "summary": f"The drift audit of {cluster} could not read everything",
-                "description": "An incomplete audit is never clean: see the job's log for the "
-                "reads that failed (RBAC, API or source-controller trouble).",
-            },
-        },
-        *(
+        rule(
+            "GpuGitopsHighDrift",
+            f'sum by (job, cluster) (gpu_gitops_audit_findings{{{where},severity="high"}}) > 0',
             {
-                "alert": "GpuGitopsAuditMissing",
-                "expr": expr,
-                **({"for": wait} if wait else {}),
-                "labels": {"severity": "warning"},
-                "annotations": {
-                    "summary": f"No successful drift audit of {cluster} for 36 hours",
-                    "description": f"Check the CronJob {AUDIT_NAMESPACE}/{AUDIT_NAME}: suspended, "
-                    "failing, or unable to reach the Pushgateway.",
-                },
-            }
-            # stale, or never pushed since the rule exists (the same alert, as two rules)
-            for expr, wait in (
-                (f"time() - {last_success} > 36 * 3600", ""),
-                (f"absent({last_success})", "36h"),
-            )
+                "summary": f"GPU wiring of {cluster} drifted from git",
+                "description": "{{ $value }} high-severity finding(s) in the last complete drift "
+                f"audit of {cluster}. Which objects and fields, who changed them and when: "
+                f"{query}, or gpu-gitops audit --cluster {cluster}.",
+            },
+        ),
+        rule(
+            "GpuGitopsAuditIncomplete",
+            f"gpu_gitops_audit_complete{{{where}}} == 0",
+            {
+                "summary": f"The drift audit of {cluster} could not read everything",
+                "description": f"The last drift audit of {cluster} could not read everything "
+                "and is never reported clean; the findings series are those of the last "
+                "complete audit. The Job's log names each failed read (RBAC, API server, "
+                "source-controller).",
+            },
+            **{"for": INCOMPLETE_FOR},
+        ),
+        # stale, or never pushed: one alert, two rules (a label tells them apart; an absent
+        # series has no value to compare, and waits out `for` instead)
+        rule(
+            "GpuGitopsAuditMissing",
+            f"time() - {last_success} > {hours} * 3600",
+            missing,
+            labels={"reason": "stale"},
+        ),
+        rule(
+            "GpuGitopsAuditMissing",
+            f"absent({last_success})",
+            missing,
+            labels={"reason": "never-pushed"},
+            **{"for": MISSING_AFTER},
         ),
     ]
 

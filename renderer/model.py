@@ -29,6 +29,7 @@ __all__ = [
     "API_VERSION",
     "VGPU",
     "Architecture",
+    "AuditAlerts",
     "AuditJob",
     "AuditResources",
     "Device",
@@ -224,6 +225,24 @@ class AuditResources:
 
 
 @dataclass(frozen=True)
+class AuditAlerts:
+    """The audit's PrometheusRule: how the Prometheus finds it, where its runbooks are."""
+
+    labels: dict[str, str] = spec(
+        "Labels of the PrometheusRule, for the Prometheus's ruleSelector (kube-prometheus-stack: "
+        "release: <its Helm release name>).",
+        factory=dict,
+    )
+    runbook_base_url: str | None = spec(
+        "Each alert's runbook_url is BASE/<alert name in lower case>; default: the README "
+        "section of the alert, at the version that rendered.",
+        default=None,
+        key="runbookBaseURL",
+        syntax=HTTP_URL,
+    )
+
+
+@dataclass(frozen=True)
 class AuditJob:
     """The nightly drift-audit CronJob."""
 
@@ -245,8 +264,9 @@ class AuditJob:
         default=None,
         syntax=HTTP_URL,
     )
-    alerts: bool = spec(
-        "Render a PrometheusRule: high drift, audit incomplete, no successful audit for 36h.",
+    alerts: bool | AuditAlerts = spec(
+        "Render a PrometheusRule (high drift, audit incomplete, no complete audit for 36h): "
+        "true, or its settings.",
         default=False,
     )
     resources: AuditResources = spec("Requests and limits of the job.", factory=AuditResources)

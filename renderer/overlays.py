@@ -35,10 +35,11 @@ from renderer.bases import (
 from renderer.cozystack_names import PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.flux_names import FLUX_GPU_OPERATOR_RELEASE, FLUX_HAMI_RELEASE
 from renderer.kustomize.library import KUSTOMIZATION
+from renderer.model import AuditAlerts
 from renderer.profile import LoadedProfile
 from renderer.values.cozystack import effective_values, platform_gpu_values
 from renderer.values.flux import gpu_operator_values, kubevirt_configuration
-from renderer.version import default_image
+from renderer.version import default_image, package_version
 
 __all__ = [
     "Overlay",
@@ -203,7 +204,9 @@ def _audit_job(lp: LoadedProfile, patch: _Patch) -> list[str]:
     assert audit is not None
     reads = audit_reads(spec)
     job = "/spec/jobTemplate/spec/template/spec/containers/0"
-    args = ["audit", "--cluster", lp.name, "--in-cluster", "-o", audit.output]
+    # drift is reported in the metrics and the log; the Job fails only when the audit is
+    # incomplete (renderer/bases.py _audit_job_spec)
+    args = ["audit", "--cluster", lp.name, "--in-cluster", "--fail-on", "never", "-o", audit.output]
     if audit.pushgateway:
         args += ["--pushgateway", audit.pushgateway]
     resources = {"requests": audit.resources.requests, "limits": audit.resources.limits}
@@ -230,10 +233,15 @@ def _audit_job(lp: LoadedProfile, patch: _Patch) -> list[str]:
     bases = [AUDIT_JOB_BASE]
     if audit.alerts:
         bases.append(AUDIT_ALERTS_BASE)
+        settings = audit.alerts if isinstance(audit.alerts, AuditAlerts) else AuditAlerts()
+        rules = audit_alert_rules(lp.name, settings.runbook_base_url, package_version())
         patch(
             "audit-alerts.patch.yaml",
             {"kind": "PrometheusRule", "name": AUDIT_NAME},
-            [("replace", "/spec/groups/0/rules", audit_alert_rules(lp.name))],
+            [
+                *([("add", "/metadata/labels", settings.labels)] if settings.labels else []),
+                ("replace", "/spec/groups/0/rules", rules),
+            ],
         )
     bases += [audit_secrets_base(ns) for ns in reads.release_namespaces]
     return bases

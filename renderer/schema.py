@@ -1,7 +1,8 @@
 """One typed model, two uses: decoding marked YAML into it, and the JSON Schema editors use.
 
 Model classes are frozen dataclasses whose fields carry `spec(...)` metadata. Supported field
-types: str, bool, int, Literal[...], list[T], dict[str, T], T | None and nested model classes. YAML
+types: str, bool, int, Literal[...], list[T], dict[str, T], T | None, nested model classes, and a
+union of scalars and one model class (`bool | Alerts`: `true`, or a mapping of settings). YAML
 keys are the camelCase form of the field name unless `key=` says otherwise. A string field (or the
 strings of a list or mapping field) may follow a `Syntax`: decoding runs its check, the schema
 carries its pattern.
@@ -133,6 +134,23 @@ def _optional_inner(tp: Any) -> Any | None:
     return None
 
 
+def _union_members(tp: Any) -> tuple[Any, ...]:
+    """The members of a union other than `T | None` (decoded by the type of the data)."""
+    if get_origin(tp) in (typing.Union, types.UnionType) and _optional_inner(tp) is None:
+        return get_args(tp)
+    return ()
+
+
+def _fits(member: Any, data: Any) -> bool:
+    if dataclasses.is_dataclass(member):
+        return isinstance(data, dict)
+    return type(data) is member
+
+
+def _member_name(member: Any) -> str:
+    return "a mapping" if dataclasses.is_dataclass(member) else _TYPE_NAMES[member]
+
+
 class _Decoder:
     def __init__(self, file: str, marks: Marks):
         self.file = file
@@ -149,6 +167,14 @@ class _Decoder:
         inner = _optional_inner(tp)
         if inner is not None:
             return None if data is None else self.value(inner, data, path, meta)
+        members = _union_members(tp)
+        if members:
+            fitting = [m for m in members if _fits(m, data)]
+            if fitting:
+                return self.value(fitting[0], data, path, meta)
+            names = " or ".join(map(_member_name, members))
+            self.error(path, f"expected {names}, got {_describe(data)}")
+            return None
         origin = get_origin(tp)
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             return self.model(tp, data, path)
@@ -226,6 +252,9 @@ def _schema(tp: Any, defs: dict[str, Any], syntax: Syntax | None = None) -> dict
     inner = _optional_inner(tp)
     if inner is not None:
         return {"anyOf": [_schema(inner, defs, syntax), {"type": "null"}]}
+    members = _union_members(tp)
+    if members:
+        return {"anyOf": [_schema(m, defs, syntax) for m in members]}
     origin = get_origin(tp)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         name = tp.__name__

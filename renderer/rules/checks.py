@@ -2,8 +2,9 @@
 
 Each check adds Problems (errors or warnings) naming the file, line, field and the fix. The device
 rules are in devices.py (the GPU tables they read: gpus.py), platform.yaml's in platform.py, the
-live platform's (packages leaving the bundle, devices in use) in live_state.py; HAMi and the nodes
-are checked here (the audit job's fields are syntax, checked as they are decoded: syntax.py).
+live platform's (packages leaving the bundle, devices in use) in live_state.py; HAMi, the nodes and
+the labels of the audit's PrometheusRule are checked here (the audit job's other fields are
+syntax, checked as they are decoded: syntax.py).
 Pure: works on a LoadedProfile, reads no files.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from kubedata.text import shorten
 from kubedata.yaml_io import Path
 
 from renderer.errors import Problem
@@ -19,7 +21,7 @@ from renderer.rules.checker import RuleChecker
 from renderer.rules.devices import check_devices, check_mdev_creators, check_vgpu, check_wiring
 from renderer.rules.live_state import check_live_state
 from renderer.rules.platform import check_container_takeover, check_platform
-from renderer.rules.syntax import DNS_SUBDOMAIN
+from renderer.rules.syntax import DNS_SUBDOMAIN, LABEL_KEY, LABEL_VALUE
 
 __all__ = ["check_profile"]
 
@@ -81,6 +83,23 @@ def _hami_and_nodes(c: RuleChecker) -> None:
         )
 
 
+_LABEL_KEY = re.compile(LABEL_KEY)
+_LABEL_VALUE = re.compile(LABEL_VALUE)
+
+
+def _alert_labels(c: RuleChecker) -> None:
+    """The PrometheusRule's labels: what the API server would refuse at apply time."""
+    alerts = c.spec.audit.alerts if c.spec.audit else None
+    if isinstance(alerts, bool) or alerts is None:
+        return
+    for key, value in alerts.labels.items():
+        at: Path = ("spec", "audit", "alerts", "labels", key)
+        if not _LABEL_KEY.fullmatch(key):
+            c.add(at, f'"{shorten(key)}" is not a label key ([prefix/]name, name at most 63)')
+        elif not _LABEL_VALUE.fullmatch(value):
+            c.add(at, f'"{shorten(value)}" is not a label value (at most 63 of A-Z a-z 0-9 -_.)')
+
+
 _CHECKS = (
     check_platform,
     check_container_takeover,
@@ -89,6 +108,7 @@ _CHECKS = (
     check_vgpu,
     check_mdev_creators,
     _hami_and_nodes,
+    _alert_labels,
     check_live_state,
 )
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from renderer.model import GPUProfile
 from renderer.rules.gpus import ARCHITECTURES, architecture_patterns
-from renderer.rules.syntax import DNS_SUBDOMAIN, either_case
+from renderer.rules.syntax import DNS_SUBDOMAIN, LABEL_KEY, LABEL_VALUE, either_case
 from renderer.schema import json_schema
 from renderer.values.cozystack import SUPPORTED_VERSIONS
 from renderer.values.defaults import PASSTHROUGH_DEFAULTS, VGPU_MDEV_DEFAULTS
@@ -322,4 +322,8 @@ def profile_schema(schema_id: str = SCHEMA_ID) -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of gpu-profile.yaml: the model and the expressible rules."""
     schema = json_schema(GPUProfile, schema_id)
     schema["$defs"]["ProfileSpec"]["allOf"] = _typed(_spec_rules())
+    # the PrometheusRule's labels, as the API server takes them (rules/checks.py _alert_labels)
+    labels = schema["$defs"]["AuditAlerts"]["properties"]["labels"]
+    labels["propertyNames"] = {"type": "string", "pattern": f"^(?:{LABEL_KEY})$"}
+    labels["additionalProperties"] = {"type": "string", "pattern": f"^(?:{LABEL_VALUE})$"}
     return schema

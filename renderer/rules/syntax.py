@@ -43,6 +43,8 @@ __all__ = [
     "IMAGE_REFERENCE",
     "IMAGE_REGISTRY",
     "IMAGE_VERSION",
+    "LABEL_KEY",
+    "LABEL_VALUE",
     "LOOSER_THAN_CHECK",
     "cron_problem",
     "either_case",
@@ -55,6 +57,11 @@ DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 DURATION = r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+"
 """A Go duration as Flux's CRDs accept it (and @every in a schedule)."""
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY = rf"(?:(?=[^/]{{1,253}}/)(?:{DNS_SUBDOMAIN})/)?{_LABEL_NAME}"
+"""A Kubernetes label key: [prefix/]name (apimachinery's IsQualifiedName)."""
+LABEL_VALUE = f"(?:{_LABEL_NAME})?"
+"""A Kubernetes label value: empty, or at most 63 of A-Z a-z 0-9 - _ . (IsValidLabelValue)."""
 
 LOOSER_THAN_CHECK = {
     "CRON_SCHEDULE": "a range whose start is after its end (30-10)",
@@ -267,18 +274,20 @@ _USER = r"[A-Za-z0-9\-._~!$&'()*+,;=%]+"  # no ":": a password never goes into a
 _URL_MAX = 2048
 
 
-def _url_pattern(schemes: tuple[str, ...]) -> str:
+def _url_pattern(schemes: tuple[str, ...], user: bool = False) -> str:
     scheme = "|".join(schemes)
-    return (
-        rf"(?:{scheme})://(?:{_USER}@)?{_HOST}(?::{_PORT})?(?:/{_URL_CHAR}*)?(?:\?{_QUERY_CHAR}*)?"
-    )
+    userinfo = f"(?:{_USER}@)?" if user else ""
+    return rf"(?:{scheme})://{userinfo}{_HOST}(?::{_PORT})?(?:/{_URL_CHAR}*)?(?:\?{_QUERY_CHAR}*)?"
 
 
-def url_problem(url: str, schemes: tuple[str, ...] = ("http", "https")) -> str | None:
-    """What is wrong with a URL a program will connect to, and how to write it; None if fine."""
+def url_problem(
+    url: str, schemes: tuple[str, ...] = ("http", "https"), user: bool = False
+) -> str | None:
+    """What is wrong with a URL a program will connect to, and how to write it; None if fine.
+    `user`: a user name may come before the host (ssh://git@...); else no user-info at all."""
     if len(url) > _URL_MAX:
         return f"is {len(url)} characters long; a URL here is at most {_URL_MAX}"
-    if re.fullmatch(_url_pattern(schemes), url):
+    if re.fullmatch(_url_pattern(schemes, user), url):
         return None
     form = f"{'|'.join(schemes)}://HOST[:PORT][/PATH]"
     head, sep, rest = url.partition("://")
@@ -286,6 +295,13 @@ def url_problem(url: str, schemes: tuple[str, ...] = ("http", "https")) -> str |
     if ":" in userinfo:
         # never echo the value: it holds a password
         return f"{head}://...: carries a password; put credentials in a Secret, not the URL"
+    if userinfo and not user:
+        # nor a user name: a token is often passed as one
+        return (
+            f"{head}://...: carries user-info (a user name or token before @), which this URL "
+            f"never sends; write {'|'.join(schemes)}://HOST[:PORT][/PATH] and keep credentials "
+            "out of the URL"
+        )
     if not sep or head not in schemes:
         scp = "ssh" in schemes and re.fullmatch(r"[^/:@]+@[^/:]+:.+", url)
         why = 'is scp-like "user@host:path"' if scp else f"is not an {' or '.join(schemes)} URL"
@@ -332,12 +348,13 @@ IMAGE_VERSION = _image_part(
 """A tag, or a digest: the GPU Operator joins `repository/image` and `version` with "@" then."""
 GIT_BRANCH = Syntax(_GIT_BRANCH, git_branch_problem)
 GIT_URL = Syntax(
-    _url_pattern(("http", "https", "ssh")),
-    lambda url: url_problem(url, ("http", "https", "ssh")),
+    _url_pattern(("http", "https", "ssh"), user=True),
+    lambda url: url_problem(url, ("http", "https", "ssh"), user=True),
     _URL_MAX,
 )
 """A URL Flux's GitRepository pulls from (it does not take the scp-like `git@host:path`)."""
 HTTP_URL = Syntax(_url_pattern(("http", "https")), url_problem, _URL_MAX)
+"""A URL the tool connects to over HTTP (the Pushgateway, a runbook): no user-info."""
 EXTENDED_RESOURCE = Syntax(
     rf"(?=[^/]{{1,253}}/)(?![^/]*kubernetes\.io/)({DNS_SUBDOMAIN})/{_RESOURCE_NAME}",
     _resource_problem,

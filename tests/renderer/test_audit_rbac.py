@@ -162,6 +162,8 @@ def test_cronjob_runs_the_audit_non_root_on_a_read_only_root():
         "--cluster",
         "c1",
         "--in-cluster",
+        "--fail-on",
+        "never",
         "-o",
         "prometheus",
     ]
@@ -172,12 +174,21 @@ def test_cronjob_runs_the_audit_non_root_on_a_read_only_root():
     job = cron["spec"]["jobTemplate"]["spec"]
     assert pod["restartPolicy"] == "Never", "podFailurePolicy requires it"
     assert job["backoffLimit"] == 1
-    [fail_on_drift, ignore_eviction] = job["podFailurePolicy"]["rules"]
-    assert fail_on_drift == {
-        "action": "FailJob",
-        "onExitCodes": {"containerName": "audit", "operator": "In", "values": [1]},
+    # drift never fails the Job (--fail-on never); exit 2 (incomplete) is retried once, any
+    # other failure fails the Job at once, an eviction is not counted (it is tried first)
+    [ignore_eviction, retry_incomplete, fail_the_rest] = job["podFailurePolicy"]["rules"]
+    assert ignore_eviction == {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
     }
-    assert ignore_eviction["action"] == "Ignore"
+    assert retry_incomplete == {
+        "action": "Count",
+        "onExitCodes": {"containerName": "audit", "operator": "In", "values": [2]},
+    }
+    assert fail_the_rest == {
+        "action": "FailJob",
+        "onExitCodes": {"containerName": "audit", "operator": "NotIn", "values": [2]},
+    }
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["allowPrivilegeEscalation"] is False

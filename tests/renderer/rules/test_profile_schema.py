@@ -249,6 +249,25 @@ INVALID: list[tuple[str, str, str | None, str | None]] = [
         "image-name-length",
     ),
     (
+        "alert-label-key",
+        FLUX + "  variant: none\n  audit: {alerts: {labels: {'a b': x}}}\n",
+        None,
+        None,
+    ),
+    (
+        "alert-label-value",
+        FLUX + "  variant: none\n  audit: {alerts: {labels: {release: 'kube prometheus'}}}\n",
+        None,
+        None,
+    ),
+    ("alerts-not-a-mapping", FLUX + "  variant: none\n  audit: {alerts: [x]}\n", None, None),
+    (
+        "runbook-url-with-user-info",
+        FLUX + "  variant: none\n  audit: {alerts: {runbookBaseURL: 'https://t0ken@wiki/rb'}}\n",
+        None,
+        None,
+    ),
+    (
         "mdev-duplicate",
         FLUX + "  variant: vgpu\n" + MANAGER + devices(A100_20C, A100_20C) + MDEV_TYPES,
         None,
@@ -301,6 +320,15 @@ VALID: list[tuple[str, str, str | None]] = [
         None,
     ),
     ("null-audit", FLUX + "  variant: none\n  audit: null\n", None),
+    (
+        "alerts-settings",
+        FLUX
+        + "  variant: none\n  audit:\n    alerts:\n"
+        + "      labels: {release: kube-prometheus-stack, example.com/team: gpu, empty: ''}\n"
+        + "      runbookBaseURL: https://wiki.example.com/runbooks/\n",
+        None,
+    ),
+    ("alerts-empty-settings", FLUX + "  variant: none\n  audit: {alerts: {}}\n", None),
     (
         "licensing-config-map-on-flux-container",
         FLUX + "  variant: container\n  vgpu: {licensing: {configMapName: lic}}\n",

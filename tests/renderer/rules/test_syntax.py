@@ -101,11 +101,11 @@ URL_OK = [
     "http://pushgateway.monitoring:9091",
     "http://10.0.0.1:9091/metrics?x=1",
     "https://[fd00::1]:443/a",
-    "https://user@host/a",
 ]
 URL_BAD = {
     "git@github.com:a/b": "is not an http or https URL",
     "https://u:s3cret@host/x": "https://...: carries a password; put credentials in a Secret",
+    "https://glpat-s3cret@host/x": "https://...: carries user-info (a user name or token before @)",
     "http://h:65536/": "is not a valid URL",
     "http://h x/": "contains whitespace",
     "ftp://x/": "is not an http or https URL",
@@ -185,6 +185,10 @@ def test_extended_resource_names():
 def test_a_password_never_appears_in_the_message():
     problem = syntax.url_problem("https://user:hunter2@example.com/x y")
     assert problem is not None and "hunter2" not in problem
+    # a token passed as the user name (no password) is refused the same way, never echoed
+    problem = syntax.url_problem("http://glpat-hunter2@pgw.monitoring:9091")
+    assert problem is not None and "hunter2" not in problem and "user-info" in problem
+    assert syntax.url_problem("ssh://git@github.com/a/b", ("ssh",), user=True) is None
 
 
 # --- the pattern (JSON Schema) agrees with the check (validate) ----------------------------------
