@@ -18,6 +18,8 @@ from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from tests import reference
+from tests.prometheus import BINARY as PROMETHEUS_BINARY
+from tests.prometheus import Prometheus
 from tests.pushgateway import BINARY as PUSHGATEWAY_BINARY
 from tests.pushgateway import Pushgateway
 
@@ -88,3 +90,17 @@ def pushgateway() -> Iterator[Pushgateway]:
         )
     with Pushgateway() as pgw:
         yield pgw
+
+
+@pytest.fixture(scope="module")
+def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pushgateway, Prometheus]]:
+    """A real Pushgateway and a real Prometheus scraping it every second with honor_labels:
+    true (skips only when a binary is absent); one pair per test module."""
+    if not PUSHGATEWAY_BINARY:
+        pytest.skip(
+            "prometheus-pushgateway is not installed (apt-get install prometheus-pushgateway)"
+        )
+    if not PROMETHEUS_BINARY:
+        pytest.skip("prometheus is not installed (apt-get install prometheus)")
+    with Pushgateway() as pgw, Prometheus(pgw.url, tmp_path_factory.mktemp("prometheus")) as prom:
+        yield pgw, prom
