@@ -9,9 +9,10 @@ credential registered with `mask_secret` (the process's own, registered where it
 
 from __future__ import annotations
 
+import html
 import re
 
-__all__ = ["inert", "markdown_text", "mask_secret", "masked", "shorten"]
+__all__ = ["html_text", "inert", "markdown_text", "mask_secret", "masked", "shorten"]
 
 # C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
 # (bidi embeddings, overrides and isolates, zero-width characters, the BOM).
@@ -65,3 +66,9 @@ def markdown_text(text: str) -> str:
     """Untrusted text for Markdown outside code (a PR comment, an issue): one line, and no HTML
     or HTML comment, code span, emphasis, link, image, table cell or @mention it could open."""
     return inert(text).translate(_MARKDOWN)
+
+
+def html_text(text: str) -> str:
+    """Untrusted text for HTML, in element content or a quoted attribute value: one line,
+    `& < > " '` as character references, so it can open no element, attribute or script."""
+    return html.escape(inert(text), quote=True)

@@ -18,6 +18,8 @@ from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from tests import reference
+from tests.chromium import BINARY as CHROMIUM_BINARY
+from tests.chromium import Chromium
 from tests.prometheus import BINARY as PROMETHEUS_BINARY
 from tests.prometheus import Prometheus
 from tests.pushgateway import BINARY as PUSHGATEWAY_BINARY
@@ -92,10 +94,10 @@ def pushgateway() -> Iterator[Pushgateway]:
         yield pgw
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pushgateway, Prometheus]]:
     """A real Pushgateway and a real Prometheus scraping it every second with honor_labels:
-    true (skips only when a binary is absent); one pair per test module."""
+    true (skips only when a binary is absent); one pair for the session (the fleet tests)."""
     if not PUSHGATEWAY_BINARY:
         pytest.skip(
             "prometheus-pushgateway is not installed (apt-get install prometheus-pushgateway)"
@@ -104,3 +106,11 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pushgate
         pytest.skip("prometheus is not installed (apt-get install prometheus)")
     with Pushgateway() as pgw, Prometheus(pgw.url, tmp_path_factory.mktemp("prometheus")) as prom:
         yield pgw, prom
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Chromium:
+    """Debian's headless Chromium (skips, naming the package, where it is absent)."""
+    if not CHROMIUM_BINARY:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return Chromium(CHROMIUM_BINARY, tmp_path)

@@ -6,23 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.audit.audit_helpers import run
-from tests.audit.fleet.fleet_data import PushedFleet, push_fleet
-from tests.prometheus import Prometheus
+from tests.audit.fleet.fleet_data import PushedFleet
 from tests.pushgateway import Pushgateway
-
-
-@pytest.fixture(scope="module")
-def fleet(
-    scraped: tuple[Pushgateway, Prometheus], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[PushedFleet]:
-    pgw, prom = scraped
-    yield push_fleet(pgw, prom, tmp_path_factory.mktemp("fleet"))
 
 
 def fleet_json(fleet: PushedFleet, at: float, *options: str) -> tuple[int, Any]:
