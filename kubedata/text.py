@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["html_text", "inert", "markdown_text", "mask_secret", "masked", "shorten"]
+__all__ = ["code_span", "html_text", "inert", "markdown_text", "mask_secret", "masked", "shorten"]
 
 # C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
 # (bidi embeddings, overrides and isolates, zero-width characters, the BOM).
@@ -72,3 +72,9 @@ def html_text(text: str) -> str:
     """Untrusted text for HTML, in element content or a quoted attribute value: one line,
     `& < > " '` as character references, so it can open no element, attribute or script."""
     return html.escape(inert(text), quote=True)
+
+
+def code_span(text: str) -> str:
+    """Untrusted text as one Markdown code span that also sits in a table cell: one line, and
+    no backtick or pipe to end the span or the cell early (look-alikes stand in for them)."""
+    return "`" + inert(text).replace("`", "\u02cb").replace("|", "\u00a6") + "`"

@@ -114,3 +114,12 @@ def chromium(tmp_path: Path) -> Chromium:
     if not CHROMIUM_BINARY:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     return Chromium(CHROMIUM_BINARY, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def fleet(scraped: tuple[Pushgateway, Prometheus], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The fleet (a PushedFleet) of tests/audit/fleet/fleet_data.py: two nights, scraped."""
+    from tests.audit.fleet.fleet_data import push_fleet
+
+    pgw, prom = scraped
+    return push_fleet(pgw, prom, tmp_path_factory.mktemp("fleet"))

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kubedata.text import inert, markdown_text
+from kubedata.text import code_span, inert, markdown_text
 
 from audit.findings.finding import SEVERITIES
 from audit.fleet.html import render_html
@@ -79,11 +79,6 @@ def render_text(fleet: Fleet) -> str:
 # -- markdown ------------------------------------------------------------------------------------
 
 
-def _code(text: str) -> str:
-    """A code span no label value can close (backticks become the ' look-alike)."""
-    return "`" + inert(text).replace("`", "ˋ").replace("|", "¦") + "`"
-
-
 def render_markdown(fleet: Fleet) -> str:
     lines = [f"### {markdown_text(_headline(fleet))}", ""]
     if not fleet.clusters:
@@ -111,8 +106,8 @@ def render_markdown(fleet: Fleet) -> str:
     for f in listed:
         lines.append(
             f"| {markdown_text(f.cluster)} | {f.severity} | {markdown_text(f.object)} | "
-            f"{_code(f.path)} | {markdown_text(_who(f))} | {reverts(f.revert)} | "
-            f"{_code(f.adopt)} |"
+            f"{code_span(f.path)} | {markdown_text(_who(f))} | {reverts(f.revert)} | "
+            f"{code_span(f.adopt)} |"
         )
     return "\n".join(lines) + "\n"
 

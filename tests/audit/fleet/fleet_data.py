@@ -72,6 +72,9 @@ class PushedFleet:
     night2: float
     """A query time at which Prometheus holds night 2, the present."""
     repo: Path
+    """The nightly command's gitops checkout (ams1, sto1)."""
+    reports: Path
+    """A folder with the nightly command's `audit -o json` report of ams1."""
     night1_ids: dict[str, list[str]]
     night2_ids: dict[str, list[str]]
 
@@ -83,11 +86,13 @@ def _push(pgw: Pushgateway, r: AuditResult) -> None:
 def _nightly_command(pgw: Pushgateway, root: Path) -> Path:
     _, tip = demo_repo(root / "repo")
     snapshot = write_snapshot(root / "snap", demo_objects("ams1", tip))
-    code, _, err = audit_cli(
+    code, out, err = audit_cli(
         "ams1", "--snapshot", snapshot, root / "repo", "--pushgateway", pgw.url, "--fail-on",
         "never", "-o", "json",
     )  # fmt: skip
     assert code == 0, err
+    (root / "reports").mkdir()
+    (root / "reports" / "ams1.json").write_text(out, encoding="utf-8")
     return root / "repo"
 
 
@@ -123,7 +128,7 @@ def push_fleet(pgw: Pushgateway, prom: Prometheus, root: Path) -> PushedFleet:
     prom.wait_for('gpu_gitops_audit_timestamp_seconds{cluster="fra1"}', later)
     night2 = time.time()
     return PushedFleet(
-        pgw, prom, night1, night2, repo,
+        pgw, prom, night1, night2, repo, root / "reports",
         {k: [f.id for f in v] for k, v in n1.items()},
         {k: [f.id for f in v] for k, v in n2.items()},
     )  # fmt: skip
