@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.findings.finding import Finding
+from audit.findings.finding import SEVERITIES, Finding
 from audit.sources.helm_release import HelmRelease
 
 __all__ = ["AuditResult", "ReleaseInfo"]
@@ -69,6 +69,14 @@ class AuditResult:
     @property
     def exit_code(self) -> int:
         """2 incomplete (never clean), 1 drift, 0 clean."""
+        return self.exit_status("low")
+
+    def exit_status(self, fail_on: str) -> int:
+        """2 incomplete (never clean), 1 a finding at or above `fail_on` (`audit --fail-on`;
+        never: none is), else 0."""
         if not self.complete:
             return 2
-        return 1 if self.drift else 0
+        if fail_on == "never":
+            return 0
+        worst = SEVERITIES.index(fail_on)
+        return 1 if any(SEVERITIES.index(f.severity) <= worst for f in self.findings) else 0

@@ -106,16 +106,6 @@ def _reads_budget(deadline: float, pushing: bool) -> Budget:
     return audit_budget(deadline - reserve)
 
 
-def exit_status(result: AuditResult, fail_on: str) -> int:
-    """2 incomplete (never clean), 1 a finding at or above `fail_on`, else 0."""
-    if not result.complete:
-        return 2
-    if fail_on == "never":
-        return 0
-    worst = SEVERITIES.index(fail_on)
-    return 1 if any(SEVERITIES.index(f.severity) <= worst for f in result.findings) else 0
-
-
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     problem = url_problem(args.pushgateway) if args.pushgateway is not None else None
     if problem:
@@ -136,7 +126,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         except PushError as exc:
             console.problem(f"gpu-gitops: error: {exc}")
             return 2
-    return exit_status(result, args.fail_on)
+    return result.exit_status(args.fail_on)
 
 
 def define_audit(p: argparse.ArgumentParser) -> Command:
@@ -199,7 +189,7 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_DEADLINE,
         metavar="SECONDS",
-        help="give up reading after this long and report the audit incomplete; a push to "
-        "the Pushgateway ends within it too "
+        help="give up reading after this long and report the audit incomplete (audit: the push "
+        "to the Pushgateway ends within it too) "
         f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
     )

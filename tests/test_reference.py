@@ -5,8 +5,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,3 +146,30 @@ def test_the_pins_are_the_reference_files(reference_dir: Path, served, tmp_path:
     dest = tmp_path / "cache" / "reference"
     assert sorted(fetch(dest, mirror=url)) == sorted(files)
     assert tree(dest) == {local: (reference_dir / local).read_bytes() for local in files}
+
+
+@pytest.mark.parametrize(("required", "code", "says"), [("", 0, "1 skipped"), ("1", 1, "1 error")])
+def test_ci_turns_a_skip_for_want_of_the_reference_files_into_a_failure(
+    tmp_path: Path, required: str, code: int, says: str
+):
+    """GPU_GITOPS_REQUIRE_REFERENCE=1 (.ci/run): a run without the files cannot pass green."""
+    env = {
+        **os.environ,
+        "GPU_GITOPS_REFERENCE": str(tmp_path / "empty"),
+        "GPU_GITOPS_REQUIRE_REFERENCE": required,
+    }
+    test = "tests/test_reference.py::test_the_pins_are_the_reference_files"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+        cwd=reference.REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == code, done.stdout
+    assert says in done.stdout.splitlines()[-1]
+    assert "needs the upstream reference files" in done.stdout
+    assert ("GPU_GITOPS_REQUIRE_REFERENCE=1: this run must not skip it" in done.stdout) is bool(
+        required
+    )

@@ -1,12 +1,13 @@
 """What the CustomResourceDefinition a cluster serves says of a kind: its schema defaults, its list
 semantics and which fields it keeps.
 
-Why this exists: the defaults and list rules written into known_types.py come from the upstream
-versions this project checked; the cluster may serve another. Read from the cluster (or from a
-CRD in a snapshot), the served schema says exactly which values the API server filled in, how
-server-side apply merges each list (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`) and
-which declared fields it prunes (an older CRD than the chart expects). Pure: the CRD object comes
-from `Live.crd`.
+Why this exists: the defaults of known_types.py hold across every release of a CRD; the cluster
+serves one. Read from the cluster (or from a CRD in a snapshot), the served schema says exactly
+which values the API server filled in, how server-side apply merges each list
+(`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`) and which declared fields it prunes (an
+older CRD than the chart expects). Without it, `tables_schema` says the same of the release the
+cluster runs, or of what every candidate release agrees on, from the generated tables
+(crd_tables.py). Pure: the CRD object comes from `Live.crd`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any
 from kubedata.diff import ListRule
 from kubedata.objects import KubeObject
 
+from audit.compare.crd_tables import KindTable
 from audit.compare.known_types import Default
 
-__all__ = ["Schema", "schema_of"]
+__all__ = ["Schema", "schema_of", "tables_schema"]
 
 _Path = tuple[str, ...]
 
@@ -43,7 +45,9 @@ class Schema:
 
     def keeps(self, field_path: _Path) -> bool:
         """Whether the API server keeps a value at this path (an unknown field is pruned, unless
-        the schema preserves unknown fields there)."""
+        the schema preserves unknown fields there); always, for a schema of the tables (no root)."""
+        if not self.root:
+            return True
         node: Any = self.root
         for segment in field_path:
             if not isinstance(node, dict) or node.get("x-kubernetes-preserve-unknown-fields"):
@@ -114,3 +118,13 @@ def schema_of(crd: KubeObject, api_version: str) -> Schema | None:
             if rule is not None:
                 lists[path] = rule
     return Schema(source, tuple(defaults), lists, root)
+
+
+def tables_schema(table: KindTable, candidates: frozenset[str], source: str) -> Schema:
+    """What the `candidates` releases of the kind's CRD agree on (crd_tables.py), as a schema: a
+    default of every candidate, a list every candidate marks alike. No structure: `keeps` keeps
+    everything (an unknown field is not told from one of another release)."""
+    defaults = tuple(
+        Default(e.path, e.value, source) for e, every in table.agreed_defaults(candidates) if every
+    )
+    return Schema(source, defaults, table.agreed_lists(candidates))

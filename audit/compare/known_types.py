@@ -13,6 +13,7 @@ from typing import Any
 
 from kubedata.diff import ATOMIC, ListRule
 
+from audit.compare.crd_tables import kind_table, known_kinds
 from audit.compare.patterns import Pattern, compile_pattern
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "SERVER_METADATA",
     "SERVER_POPULATED",
     "Default",
+    "crd_defaults",
     "declared_empty_is_a_value",
     "is_injected",
     "list_rule",
@@ -280,18 +282,42 @@ POD_TEMPLATE_ROOTS: dict[tuple[str, str], str] = {
 }
 """Where a kind keeps its pod spec; imagePullPolicy is defaulted there from the image tag."""
 
-# CRD defaults checked version by version (the storage version's openAPIV3Schema `default:`s):
-# Flux v2.4-v2.8 (helm-controller v1.1.0-v1.5.0, kustomize-controller v1.4.0-v1.8.0,
-# source-controller v1.4.1-v1.8.0: the same defaults in every one), KubeVirt v1.5.0-v1.8.0
-# (kubevirts.kubevirt.io has none in spec but imagePullSecrets names; virt-operator fills no
-# spec field), gpu-operator v24.3.0, v24.6.2, v24.9.2, v25.3.4, v25.10.1, v26.3.1, v26.7.0
-# (config/crd/bases/nvidia.com_clusterpolicies.yaml at each tag).
-_FLUX_HR = "helm-controller v1.1.0-v1.5.0 CRD helm.toolkit.fluxcd.io_helmreleases.yaml"
-_FLUX_KS = "kustomize-controller v1.4.0-v1.8.0 CRD kustomize.toolkit.fluxcd.io_kustomizations.yaml"
-_FLUX_SRC = "source-controller v1.4.1-v1.8.0 CRDs"
-_GPU_OP = "gpu-operator v24.3.0-v26.7.0 CRD nvidia.com_clusterpolicies.yaml"
-_GPU_OP_AT = "gpu-operator {} CRD nvidia.com_clusterpolicies.yaml"
-_CP = "spec/driver/upgradePolicy"
+# Defaults of the kinds with a CRD: generated, per release, from every released upstream CRD
+# (crd_tables.json, gen_crd_tables.py); below, those no CRD declares.
+_BOOL_OMITEMPTY = "(bool, omitempty: absent reads as false)"
+_NOT_CRD: dict[tuple[str, str], tuple[Default, ...]] = {
+    ("helm.toolkit.fluxcd.io", "HelmRelease"): (
+        _d("spec/suspend", False, "helm-controller " + _BOOL_OMITEMPTY),
+    ),
+    ("kustomize.toolkit.fluxcd.io", "Kustomization"): (
+        _d("spec/suspend", False, "kustomize-controller " + _BOOL_OMITEMPTY),
+    ),
+    **{
+        ("source.toolkit.fluxcd.io", kind): (
+            _d("spec/suspend", False, "source-controller " + _BOOL_OMITEMPTY),
+        )
+        for kind in ("GitRepository", "HelmRepository", "OCIRepository", "HelmChart", "Bucket")
+    },
+    # Package.spec.variant: "" means "default" (cozystack api/v1alpha1/package_types.go; the CRD
+    # has no default, the operator resolves it: internal/operator/package_reconciler.go L147-173).
+    ("cozystack.io", "Package"): (_d("spec/variant", "default", "cozystack package_types.go"),),
+}
+
+
+def crd_defaults(
+    group: str, kind: str, candidates: frozenset[str] | None = None
+) -> tuple[Default, ...]:
+    """The CRD defaults of the kind in the `candidates` releases (None: every release in the
+    tables), `universal` where every candidate has it; and the defaults no CRD declares."""
+    out = list(_NOT_CRD.get((group, kind), ()))
+    table = kind_table(group, kind)
+    if table is not None:
+        versions = table.versions if candidates is None else candidates & table.versions
+        for entry, every in table.agreed_defaults(versions):
+            source = f"{table.product} {table.span(entry.versions)} CRD {table.crd}"
+            out.append(Default(entry.path, entry.value, source, every))
+    return tuple(out)
+
 
 DEFAULTS: dict[tuple[str, str], tuple[Default, ...]] = {
     ("", "Secret"): (_d("type", "Opaque", _CORE_DEFAULTS + " SetDefaults_Secret"),),
@@ -345,94 +371,7 @@ DEFAULTS: dict[tuple[str, str], tuple[Default, ...]] = {
         *_pod_spec("spec/jobTemplate/spec/template/spec"),
     ),
     ("", "Pod"): _pod_spec("spec"),
-    ("helm.toolkit.fluxcd.io", "HelmRelease"): (
-        _d("spec/chart/spec/reconcileStrategy", "ChartVersion", _FLUX_HR),
-        _d("spec/chart/spec/version", "*", _FLUX_HR),
-        _d("spec/chart/spec/verify/provider", "cosign", _FLUX_HR),
-        _d("spec/uninstall/deletionPropagation", "background", _FLUX_HR),
-        _d("spec/suspend", False, _FLUX_HR + " (bool, omitempty)"),
-    ),
-    ("kustomize.toolkit.fluxcd.io", "Kustomization"): (
-        _d("spec/force", False, _FLUX_KS),
-        _d("spec/postBuild/substituteFrom/*/optional", False, _FLUX_KS),
-        _d("spec/suspend", False, _FLUX_KS + " (bool, omitempty)"),
-    ),
-    ("source.toolkit.fluxcd.io", "GitRepository"): (
-        _d("spec/timeout", "60s", _FLUX_SRC),
-        _d("spec/verify/mode", "HEAD", _FLUX_SRC),
-        _d("spec/suspend", False, _FLUX_SRC),
-    ),
-    ("source.toolkit.fluxcd.io", "HelmRepository"): (
-        _d("spec/provider", "generic", _FLUX_SRC),
-        _d("spec/suspend", False, _FLUX_SRC),
-    ),
-    ("source.toolkit.fluxcd.io", "OCIRepository"): (
-        _d("spec/provider", "generic", _FLUX_SRC),
-        _d("spec/timeout", "60s", _FLUX_SRC),
-        _d("spec/verify/provider", "cosign", _FLUX_SRC),
-        _d("spec/suspend", False, _FLUX_SRC),
-    ),
-    ("source.toolkit.fluxcd.io", "HelmChart"): (
-        _d("spec/reconcileStrategy", "ChartVersion", _FLUX_SRC),
-        _d("spec/version", "*", _FLUX_SRC),
-        _d("spec/verify/provider", "cosign", _FLUX_SRC),
-        _d("spec/suspend", False, _FLUX_SRC),
-    ),
-    # Package.spec.variant: "" means "default" (cozystack api/v1alpha1/package_types.go; the CRD
-    # has no default, the operator resolves it: internal/operator/package_reconciler.go L147-173).
-    ("cozystack.io", "Package"): (_d("spec/variant", "default", "cozystack package_types.go"),),
-    ("kubevirt.io", "KubeVirt"): (
-        _d("spec/imagePullSecrets/*/name", "", "KubeVirt v1.5.0-v1.8.4 CRD kubevirts.kubevirt.io"),
-    ),
-    ("nvidia.com", "ClusterPolicy"): (
-        _d("spec/cdi/default", False, _GPU_OP),
-        _d("spec/daemonsets/updateStrategy", "RollingUpdate", _GPU_OP),
-        _d("spec/dcgmExporter/serviceMonitor/relabelings/*/action", "replace", _GPU_OP),
-        _d("spec/devicePlugin/mps/root", "/run/nvidia/mps", _GPU_OP),
-        _d(f"{_CP}/autoUpgrade", False, _GPU_OP),
-        _d(f"{_CP}/drain/deleteEmptyDir", False, _GPU_OP),
-        _d(f"{_CP}/drain/enable", False, _GPU_OP),
-        _d(f"{_CP}/drain/force", False, _GPU_OP),
-        _d(f"{_CP}/drain/timeoutSeconds", 300, _GPU_OP),
-        _d(f"{_CP}/maxParallelUpgrades", 1, _GPU_OP),
-        _d(f"{_CP}/maxUnavailable", "25%", _GPU_OP),
-        _d(f"{_CP}/podDeletion/deleteEmptyDir", False, _GPU_OP),
-        _d(f"{_CP}/podDeletion/force", False, _GPU_OP),
-        _d(f"{_CP}/podDeletion/timeoutSeconds", 300, _GPU_OP),
-        _d(f"{_CP}/waitForCompletion/timeoutSeconds", 0, _GPU_OP),
-        _d(
-            "spec/kataManager/config/artifactsDir",
-            "/opt/nvidia-gpu-operator/artifacts/runtimeclasses",
-            _GPU_OP,
-        ),
-        _d("spec/migManager/config/default", "all-disabled", _GPU_OP),
-        _d("spec/operator/runtimeClass", "nvidia", _GPU_OP),
-        _d("spec/sandboxWorkloads/defaultWorkload", "container", _GPU_OP),
-        _d("spec/toolkit/installDir", "/usr/local/nvidia", _GPU_OP),
-        _d("spec/vgpuDeviceManager/config/default", "default", _GPU_OP),
-        # defaults of some versions only
-        _d("spec/cdi/enabled", False, _GPU_OP_AT.format("v24.3.0-v25.3.4"), universal=False),
-        _d("spec/cdi/enabled", True, _GPU_OP_AT.format("v25.10.1-v26.7.0"), universal=False),
-        _d("spec/cdi/nriPluginEnabled", False, _GPU_OP_AT.format("v26.3.1-v26.7.0"), False),
-        _d("spec/driver/kernelModuleType", "auto", _GPU_OP_AT.format("v25.3.4-v26.7.0"), False),
-        _d(
-            "spec/hostPaths/kubeletRootDir", "/var/lib/kubelet", _GPU_OP_AT.format("v26.7.0"), False
-        ),
-        _d(
-            "spec/migManager/config/name",
-            "default-mig-parted-config",
-            _GPU_OP_AT.format("v24.3.0-v25.10.1"),
-            universal=False,
-        ),
-        _d("spec/operator/defaultRuntime", "docker", _GPU_OP_AT.format("v24.3.0-v25.10.1"), False),
-        _d(
-            "spec/operator/metrics/serviceMonitor/relabelings/*/action",
-            "replace",
-            _GPU_OP_AT.format("v26.7.0"),
-            universal=False,
-        ),
-        _d("spec/sandboxWorkloads/mode", "kubevirt", _GPU_OP_AT.format("v26.3.1-v26.7.0"), False),
-    ),
+    **{k: crd_defaults(*k) for k in sorted({*known_kinds(), *_NOT_CRD})},
 }
 
 # -- typed values --------------------------------------------------------------------------------

@@ -127,6 +127,19 @@ def is_gpu_path(
     return any(matches(p, field_path) for p in GPU_PATHS.get((group, kind), ()))
 
 
+def _paths_within(field_path: tuple[str, ...], value: object) -> list[tuple[str, ...]]:
+    """`field_path` and, where a whole map was added or removed there, every path inside it: a
+    `developerConfiguration: {featureGates: [GPU]}` added whole is a gate added."""
+    out = [field_path]
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            out += _paths_within((*field_path, str(key)), sub)
+    elif isinstance(value, list):
+        for sub in value:
+            out += _paths_within((*field_path, "*"), sub)
+    return out
+
+
 def severity_of(finding: Finding, field_path: tuple[str, ...] = ()) -> Severity:
     ref = finding.object
     gpu_object = is_gpu_object(ref.group, ref.kind, ref.namespace, ref.name)
@@ -138,7 +151,11 @@ def severity_of(finding: Finding, field_path: tuple[str, ...] = ()) -> Severity:
         return "medium" if gpu_object or ref.kind in ("Kustomization", "GitRepository") else "low"
     if finding.type == "missing":
         return "high" if gpu_object else "medium"
-    if is_gpu_path(ref.group, ref.kind, ref.namespace, ref.name, field_path):
+    whole = {"added": finding.live, "removed": finding.desired}.get(finding.type)
+    if any(
+        is_gpu_path(ref.group, ref.kind, ref.namespace, ref.name, path)
+        for path in _paths_within(field_path, whole)
+    ):
         return "high"  # whoever wrote it, managedFields or not (DESIGN §6)
     if finding.type == "added" and not finding.attributed:
         return "info"

@@ -15,6 +15,7 @@ from typing import Literal
 
 from audit.findings.finding import SEVERITIES
 from audit.fleet.prometheus import Sample
+from audit.metrics import PUSH_JOB
 
 __all__ = [
     "MISSING_AFTER",
@@ -44,17 +45,22 @@ _STATE = {
 }
 
 
+_SELECT = f'job="{PUSH_JOB}",cluster!=""'
+"""The audit's own series (the alert rules select on the job too): with honor_labels the push's
+job; a second scrape without it (exported_job) would count every finding twice."""
+
+
 def state_query() -> str:
-    return '{__name__=~"' + "|".join(sorted(_STATE)) + '",cluster!=""}'
+    return '{__name__=~"' + "|".join(sorted(_STATE)) + '",' + _SELECT + "}"
 
 
 def counts_query() -> str:
-    return 'sum by (cluster, severity) (gpu_gitops_audit_findings{cluster!=""})'
+    return f"sum by (cluster, severity) (gpu_gitops_audit_findings{{{_SELECT}}})"
 
 
 def findings_query(min_severity: str) -> str:
     wanted = SEVERITIES[: SEVERITIES.index(min_severity) + 1]
-    return 'gpu_gitops_audit_finding{severity=~"' + "|".join(wanted) + '",cluster!=""}'
+    return 'gpu_gitops_audit_finding{severity=~"' + "|".join(wanted) + '",' + _SELECT + "}"
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 Each check adds Problems (errors or warnings) naming the file, line, field and the fix. The device
 rules are in devices.py (the GPU tables they read: gpus.py), platform.yaml's in platform.py, the
-live platform's (packages leaving the bundle, devices in use) in live_state.py; HAMi, the nodes and
-the labels of the audit's PrometheusRule are checked here (the audit job's other fields are
+live platform's (packages leaving the bundle, devices in use) in live_state.py; HAMi, the nodes
+and the labels of the audit's PrometheusRule are checked here (the audit job's other fields are
 syntax, checked as they are decoded: syntax.py).
 Pure: works on a LoadedProfile, reads no files.
 """

@@ -276,3 +276,104 @@ def test_not_adoptable_findings_say_why_and_how_to_revert(f: Finding, reason: st
     assert (got.reason, got.revert) == (reason, revert)
     assert revert_command(f, "ams1") == revert
     assert "sha256" not in got.revert
+
+
+# -- the decision points, as tables ----------------------------------------------------------------
+
+NODE = ObjectRef("v1", "Node", "", "gpu-ams1-02")
+LABEL = "/metadata/labels/nvidia.com~1gpu.workload.config"
+PCI = "/spec/configuration/permittedHostDevices/pciHostDevices"
+
+
+@pytest.mark.parametrize(
+    ("f", "revert"),
+    [
+        (
+            Finding("added", NODE, LABEL, desired=None, live="container"),
+            "kubectl label node gpu-ams1-02 nvidia.com/gpu.workload.config-",
+        ),
+        (
+            Finding("modified", NODE, LABEL, desired="vm-passthrough", live="container"),
+            "kubectl label node gpu-ams1-02 nvidia.com/gpu.workload.config=vm-passthrough "
+            "--overwrite",
+        ),
+        (
+            # reverted at the next reconcile: the patch, not a forced upgrade of its release
+            Finding(
+                "modified",
+                KUBEVIRT,
+                "/spec/configuration/x",
+                desired=1,
+                live=2,
+                revert="next-reconcile",
+                revert_release="cozy-kubevirt/kubevirt",
+            ),
+            "kubectl patch kubevirt.kubevirt.io kubevirt -n cozy-kubevirt --type=json -p "
+            """'[{"op": "add", "path": "/spec/configuration/x", "value": 1}]'""",
+        ),
+        (
+            Finding("added", KUBEVIRT, "/spec/configuration/x", desired=None, live=2),
+            "kubectl patch kubevirt.kubevirt.io kubevirt -n cozy-kubevirt --type=json -p "
+            """'[{"op": "remove", "path": "/spec/configuration/x"}]'""",
+        ),
+    ],
+    ids=["label-added", "label-changed", "next-reconcile", "live-only"],
+)
+def test_each_revert_command_lets_git_win(f: Finding, revert: str) -> None:
+    assert revert_command(f, "ams1") == revert
+
+
+def test_enabled_packages_switch_the_variant_only_when_the_gpu_operator_was_added_by_hand():
+    path = "/spec/components/platform/values/bundles/enabledPackages"
+    already = finding(
+        "modified", PLATFORM, path, ["cozystack.gpu-operator"], ["cozystack.gpu-operator", "b"]
+    )
+    assert "only the GPU Operator switched on by hand" in refused(already).reason
+    default = finding("modified", PLATFORM, path, ["a"], ["a", "cozystack.gpu-operator"])
+    assert edits(default, live={})[1] == (Edit("set", ("spec", "variant"), "passthrough"),)
+
+
+def test_a_device_list_that_differs_only_in_fields_the_profile_does_not_set_is_refused():
+    renamed = {**SERVER, "resourceName": "nvidia.com/OTHER"}
+    why = refused(finding("modified", KUBEVIRT, PCI, [SERVER], [renamed])).reason
+    assert why == "the live device list differs only in fields the profile does not set"
+
+
+def test_hostdevices_added_live_is_never_copied_into_feature_gates():
+    path = "/spec/configuration/developerConfiguration/featureGates"
+    f = finding(
+        "modified", FLUX_KUBEVIRT, path, ["CPUManager"], ["CPUManager", "HostDevices"],
+        file="clusters/lab1/gpu-profile.yaml",
+    )  # fmt: skip
+    assert (
+        refused(f, "lab1").reason == "the gate list differs only in gates the renderer adds itself"
+    )
+
+
+def test_a_mediated_devices_configuration_deleted_live_is_deleted_from_the_profile():
+    kv = "/spec/configuration/mediatedDevicesConfiguration/mediatedDeviceTypes"
+    _, got = edits(finding("removed", KUBEVIRT, kv, ["nvidia-1"], None), "fra1")
+    assert got == (Edit("delete", ("spec", "mediatedDevicesConfiguration", "mediatedDeviceTypes")),)
+
+
+def test_only_a_whole_vgpu_manager_field_is_adopted():
+    policy = ObjectRef("nvidia.com/v1", "ClusterPolicy", "", "cluster-policy")
+    one_secret = finding("modified", policy, "/spec/vgpuManager/imagePullSecrets/0", "a", "b")
+    why = refused(one_secret, "fra1").reason
+    assert why == "only the whole vgpuManager.imagePullSecrets can be adopted"
+    secrets = finding("modified", policy, "/spec/vgpuManager/imagePullSecrets", [], ["x"])
+    assert edits(secrets, "fra1")[1] == (
+        Edit("set", ("spec", "vgpu", "manager", "imagePullSecrets"), ["x"]),
+    )
+
+
+def test_a_helmrelease_made_by_hand_is_a_profile_switch_on_plain_flux_only():
+    """On Cozystack the GPU releases are the operator's, generated from Packages: a HelmRelease
+    applied by hand there is no profile field (the Package is)."""
+    hami = ObjectRef("helm.toolkit.fluxcd.io/v2", "HelmRelease", "kube-system", "hami")
+    cozy = refused(finding("unmanaged", hami, ""), "ams1")
+    assert (
+        cozy.reason == "the HelmRelease's settings come from the profile as a whole, not one field"
+    )
+    flux = finding("unmanaged", hami, "", file="clusters/lab1/gpu-profile.yaml")
+    assert edits(flux, "lab1")[1] == (Edit("set", ("spec", "hami"), True),)

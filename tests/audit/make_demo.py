@@ -18,6 +18,11 @@ sto1 (audit/demo/clusters/sto1, variant none): the GPUs were retired, so the pla
   longer renders `cozystack.gpu-operator`; `helm.sh/resource-policy: keep` left the live Package
   (an orphan); a DCGM exporter HelmRelease was applied by hand (unmanaged).
 
+What the platform chart renders (the live kubevirt and gpu-operator Packages, and so the KubeVirt
+CR) comes from real Helm, rendered once and committed: tests/audit/demo_chart.py, never the
+prediction the audit's wiring check makes. The platform Package itself is what the renderer writes,
+as Flux applied it.
+
 Helm release Secrets are encoded as Helm's storage driver does (tests/apiserver/helm.py): the
 record's JSON, gzip, base64, and base64 again by the API.
 """
@@ -36,11 +41,13 @@ import yaml
 from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
-from renderer.values.cozystack import effective_values, predict_packages
 from tests.apiserver.helm import release_secret
+from tests.audit import demo_chart
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "audit" / "demo"
+DEMO_CLUSTERS = {"ams1": ROOT / "clusters", "sto1": DEMO / "clusters"}
+"""Each demo cluster, and the clusters/ folder its profile is in."""
 T0 = "2026-09-02T08:12:30Z"
 T_APPLY = "2026-10-14T09:02:11Z"
 T_EDIT = "2026-11-20T15:41:07Z"
@@ -152,10 +159,10 @@ def applied(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def packages(platform: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    values = platform["spec"]["components"]["platform"]["values"]
-    predicted = predict_packages(effective_values(values, platform["spec"].get("variant")), "1.6")
-    return {p["metadata"]["name"]: p for p in predicted}
+def packages(cluster: str, platform: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The GPU Packages the platform chart renders from the platform Package: Helm's, committed
+    (tests/audit/demo_chart.py), never the audit's own prediction."""
+    return demo_chart.load(cluster, platform)
 
 
 def kubevirt_cr(values: dict[str, Any]) -> dict[str, Any]:
@@ -518,7 +525,7 @@ def as_list(objects: list[dict[str, Any]], header: str) -> str:
 
 def ams1(clusters: Path) -> dict[str, str]:
     desired, others = built("ams1", clusters)
-    pkgs = packages(desired)
+    pkgs = packages("ams1", desired)
     kv_values = pkgs["cozystack.kubevirt"]["spec"]["components"]["kubevirt"]["values"]
     released_cr = kubevirt_cr(kv_values)
     # live KubeVirt CR: the release, then the planted edits and noise
@@ -681,7 +688,7 @@ def _bare(package: dict[str, Any]) -> dict[str, Any]:
 
 def sto1(clusters: Path) -> dict[str, str]:
     desired, others = built("sto1", clusters)
-    pkgs = packages(desired)
+    pkgs = packages("sto1", desired)
     kv_values = pkgs["cozystack.kubevirt"]["spec"]["components"]["kubevirt"]["values"]
     cr = kubevirt_cr(kv_values)
     released_cr = copy.deepcopy(cr)
@@ -765,7 +772,9 @@ def sto1(clusters: Path) -> dict[str, str]:
 def generate() -> dict[str, str]:
     """Relative path under audit/demo -> file text."""
     out: dict[str, str] = {}
-    for name, files in (("ams1", ams1(ROOT / "clusters")), ("sto1", sto1(DEMO / "clusters"))):
+    makers = {"ams1": ams1, "sto1": sto1}
+    for name, clusters in DEMO_CLUSTERS.items():
+        files = makers[name](clusters)
         out |= {f"snapshots/{name}/{f}": text for f, text in files.items()}
     return out
 

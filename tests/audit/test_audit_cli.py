@@ -14,6 +14,7 @@ from typing import Any
 import git
 import pytest
 
+from audit.result import AuditResult
 from tests.apiserver import ApiServer, Store
 from tests.apiserver.crds import load_objects
 from tests.audit.audit_helpers import (
@@ -25,6 +26,7 @@ from tests.audit.audit_helpers import (
     run,
     write_snapshot,
 )
+from tests.audit.test_metrics import finding
 from tests.audit.test_report import samples
 from tests.conftest import DATA, REPO_ROOT
 
@@ -519,3 +521,51 @@ def test_ref_of_a_rendered_commit_or_an_unknown_cluster(
     assert (code, out) == (2, "")
     assert err.startswith("gpu-gitops: error: clusters/nope1/ does not exist at main (")
     assert err.endswith("(clusters there: ams1, sto1): check --cluster\n")
+
+
+@pytest.mark.parametrize(
+    ("worst", "fail_on", "code"),
+    [
+        ("high", "low", 1),
+        ("high", "high", 1),
+        ("medium", "high", 0),
+        ("low", "medium", 0),
+        ("low", "low", 1),
+        ("info", "low", 0),
+        ("info", "info", 1),
+        ("high", "never", 0),
+        (None, "info", 0),
+    ],
+)
+def test_fail_on_sets_the_severity_that_exits_1(worst: str | None, fail_on: str, code: int) -> None:
+    findings = [finding("a", worst)] if worst else []
+    result = AuditResult("c1", "flux-applied", "r", findings=findings)
+    assert result.exit_status(fail_on) == code
+    result.problems.append("list nodes: 403")
+    assert result.exit_status(fail_on) == 2, "incomplete is never clean, whatever --fail-on says"
+
+
+def test_fail_on_from_the_command_line(
+    repo_and_tip: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, tip = repo_and_tip
+    snapshot = write_snapshot(tmp_path / "ams1", demo_objects("ams1", tip), demo_empty("ams1"))
+    codes = {
+        level: audit_cli("ams1", "--snapshot", snapshot, repo, "-o", "json", "--fail-on", level)[0]
+        for level in ("never", "high")
+    }
+    assert codes == {"never": 0, "high": 1}, "ams1 has high drift"
+    objects = [o for o in demo_objects("ams1", tip) if o["kind"] != "Node"]
+    partial = write_snapshot(tmp_path / "partial", objects, demo_empty("ams1"))
+    assert audit_cli("ams1", "--snapshot", partial, repo, "--fail-on", "never")[0] == 2
+    with pytest.raises(SystemExit) as exit:
+        audit_cli("ams1", "--snapshot", snapshot, repo, "--fail-on", "severe")
+    assert exit.value.code == 2 and "invalid choice: 'severe'" in capsys.readouterr().err
+
+
+def test_audit_help_says_what_the_cronjob_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        run("audit", "--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--fail-on {never,info,low,medium,high}" in text
+    assert "the nightly CronJob runs --fail-on never" in text

@@ -4,7 +4,8 @@ The profiles get `spec.audit` (alerts on, metrics to a real Pushgateway) and are
 test API server holds what Flux applied from the rendered branch, serves its artifact and enforces
 the built RBAC for the job's service account. The CronJob's own command, args and env run in a
 child process with the service-account files and KUBERNETES_SERVICE_HOST/PORT of a pod: exit 0 on
-the clean cluster, exit 1 once a hand edit is planted, never a denied request, metrics at the
+the clean cluster and exit 0 too once a hand edit is planted (the job runs `--fail-on never`: drift
+is in the metrics and the log, not the Job's status), never a denied request, metrics at the
 Pushgateway grouped by job and cluster, no token in any output.
 """
 
@@ -118,12 +119,12 @@ def test_the_cronjob_audits_the_cluster_in_cluster(
         assert pushed[("gpu_gitops_audit_complete", group)] == 1
         assert pushed[("gpu_gitops_audit_last_success_timestamp_seconds", group)] > 0
 
-        # a hand edit of an object git declares: found, attributed, exit 1, no retry
+        # a hand edit of an object git declares: found, attributed; the Job still succeeds
         edited = copy.deepcopy(job)
         edited["spec"]["schedule"] = "0 12 * * *"
         server.store.put(edited, manager="kubectl-edit", keep_server_fields=False)
         drift = run_job(job, server, tmp_path / "drift")
-        assert drift.code == 1, drift.stdout + drift.stderr
+        assert drift.code == 0, drift.stdout + drift.stderr
         (finding,) = json.loads(drift.stdout)["findings"]
         assert (finding["type"], finding["path"]) == ("modified", "/spec/schedule")
         assert finding["managers"][0]["manager"] == "kubectl-edit"

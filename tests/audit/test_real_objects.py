@@ -420,3 +420,205 @@ def test_a_relabelled_node_without_managed_fields_says_how_to_get_them() -> None
     (warning,) = findings.warnings()
     assert f"Node {node['metadata']['name']}" in warning
     assert "kubectl get --show-managed-fields -o yaml" in warning
+
+
+# -- the release the cluster runs picks the defaults ---------------------------------------------
+
+HELM_MIG = entry("helm", {"f:migManager": {"f:config": {"f:name": {}, "f:default": {}}}})
+
+
+def _v25_3_2_install(label: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ClusterPolicy as GPU Operator v25.3.2's chart declares it (`kernelModuleType: auto`, no
+    migManager.config) against the live one its CRD defaulted (`migManager.config.name`), the
+    field Helm's earlier apply left owned by Helm; `label`: with the chart's helm.sh/chart label."""
+    git, live = _whole("clusterpolicy-v24.yaml")
+    git["spec"]["driver"]["kernelModuleType"] = "auto"
+    live["spec"]["migManager"]["config"] = {
+        "name": "default-mig-parted-config",
+        "default": "all-disabled",
+    }
+    if label:
+        live["metadata"].setdefault("labels", {})["helm.sh/chart"] = "gpu-operator-v25.3.2"
+    return git, with_edit(live, [HELM_MIG])
+
+
+def test_clusterpolicy_of_a_known_release_takes_that_releases_defaults() -> None:
+    git, live = _v25_3_2_install(label=True)
+    result = run([git], [live])
+    assert result.complete and result.findings == [], [f.message for f in result.findings]
+    assert any("gpu-operator v25.3.2 (from its label helm.sh/chart" in n for n in result.notes)
+    # the release unknown: neither is a default of every release v23.9.0..v26.7.0
+    git, live = _v25_3_2_install(label=False)
+    result = run([git], [live])
+    assert sorted(f.path for f in result.findings) == [
+        "/spec/driver/kernelModuleType",
+        "/spec/migManager/config",
+    ]
+    assert any("every release v23.9.0..v26.7.0 defaults it" in n for n in result.notes)
+
+
+V25_3_2 = "clusterpolicy-v25.3.2-flux.yaml"
+KMT = "/spec/driver/kernelModuleType"
+HELM_CONTROLLER_MIG = entry("helm-controller", {"f:migManager": {"f:config": {"f:name": {}}}})
+
+
+def _chart_v25_3_2() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The real v25.3.2 ClusterPolicy, and what its chart declares for it: `kernelModuleType:
+    auto` (clusterpolicy.yaml L143), which the live object lacks, and no migManager.config.name,
+    which the live object holds (its CRD's default until v25.10.1), owned by helm-controller."""
+    live = real(V25_3_2)
+    spec = copy.deepcopy(live["spec"])
+    spec["driver"]["kernelModuleType"] = "auto"
+    del spec["migManager"]["config"]["name"]
+    git = declared(live, spec)
+    labels = live["metadata"]["labels"]
+    # the chart's labels (gpu-operator.labels); Helm's annotations and Flux's labels are injected
+    git["metadata"]["labels"] = {k: v for k, v in labels.items() if "fluxcd" not in k}
+    return git, live
+
+
+@pytest.mark.parametrize("managed", [True, False], ids=["managedFields", "kubectl-get"])
+def test_real_v25_3_2_clusterpolicy_takes_its_releases_defaults(managed: bool) -> None:
+    git, live = _chart_v25_3_2()
+    live = with_edit(live, [HELM_CONTROLLER_MIG] if managed else None)
+    result = run([git], [live])
+    assert result.complete and result.findings == [], [f.message for f in result.findings]
+    assert any(
+        "ClusterPolicy: no CRD read; the defaults and list types of gpu-operator v25.3.2 (from "
+        "its label helm.sh/chart=gpu-operator-v25.3.2)" in n
+        for n in result.notes
+    ), result.notes
+    # the same object with its chart label stripped: the release is unknown, so neither value is
+    # a default of every release (kernelModuleType's is v25.3.0 on, config.name's until v25.10.1)
+    del live["metadata"]["labels"]["helm.sh/chart"], git["metadata"]["labels"]["helm.sh/chart"]
+    found = {f.path: f for f in run([git], [live]).findings}
+    assert (found[KMT].type, found[KMT].severity) == ("removed", "high")
+    assert sorted(found) == sorted([KMT, *(["/spec/migManager/config"] if managed else [])])
+
+
+def test_real_v25_3_2_clusterpolicy_time_slicing_edit_is_found() -> None:
+    git, live = _chart_v25_3_2()
+    live["spec"]["devicePlugin"]["config"]["name"] = "time-slicing-config-x4"
+    k9s = entry("k9s", {"f:devicePlugin": {"f:config": {"f:name": {}}}})
+    found = only(
+        run([git], [with_edit(live, [HELM_CONTROLLER_MIG, k9s])]), "/spec/devicePlugin/config/name"
+    )
+    assert (found.type, found.desired, found.live) == (
+        "modified",
+        "time-slicing-config",
+        "time-slicing-config-x4",
+    )
+    assert found.severity in ("high", "medium", "low") and found.revert == "next-reconcile"
+    assert [m.manager for m in found.managers] == ["k9s"]
+
+
+OKD = "kubevirt-gpu-device-plugin-okd.yaml"
+P40 = {"pciVendorSelector": "10DE:1B38", "resourceName": "nvidia.com/GP102GL_Tesla_P40"}
+
+
+def _okd_kubevirt() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The OKD KubeVirt CR and what `kubectl apply` gave it (its last-applied spec)."""
+    live = real(OKD)
+    return declared(live, copy.deepcopy(live["spec"])), live
+
+
+def test_okd_kubevirt_applied_whole_is_clean_and_says_the_release_is_unknown() -> None:
+    git, live = _okd_kubevirt()
+    for shown in (live, bare(live)):
+        result = run([git], [shown], NO_VMS)
+        assert result.complete and result.findings == [], [f.message for f in result.findings]
+    assert any(
+        n.startswith("KubeVirt: no CRD read and nothing in the snapshot names the release")
+        for n in result.notes
+    ), result.notes
+
+
+def test_okd_kubevirt_gpu_gate_and_device_edited_in_are_found() -> None:
+    """What the thread did next: the GPU gate and the P40 put into the CR by hand (the example
+    CR of the issue's description), which git does not declare."""
+    git, live = _okd_kubevirt()
+    live["spec"]["configuration"] = {
+        "developerConfiguration": {"featureGates": ["GPU"]},
+        "permittedHostDevices": {"pciHostDevices": [P40]},
+    }
+    edit = entry(
+        "kubectl-edit",
+        {"f:configuration": {"f:developerConfiguration": {}, "f:permittedHostDevices": {}}},
+    )
+    result = run([git], [with_edit(live, [edit])], NO_VMS)
+    found = {f.path: f for f in result.findings}
+    assert sorted(found) == [f"{CONFIG}/developerConfiguration", PERMITTED]
+    for finding in found.values():
+        assert (finding.type, finding.severity) == ("added", "high")
+        assert [m.manager for m in finding.managers] == ["kubectl-edit"]
+
+
+def test_a_release_newer_than_the_tables_falls_back_to_what_every_release_agrees_on() -> None:
+    git, live = _chart_v25_3_2()
+    for obj in (git, live):
+        obj["metadata"]["labels"]["helm.sh/chart"] = "gpu-operator-v27.1.0"
+    result = run([git], [live])
+    assert [f.path for f in result.findings] == [KMT]
+    assert any(
+        "gpu-operator v27.1.0 (from its label helm.sh/chart=gpu-operator-v27.1.0) is not in the "
+        "tables" in n
+        for n in result.notes
+    ), result.notes
+
+
+VELERO = "helmrelease-velero-restored.yaml"
+VELERO_LABELS = ("velero.io/backup-name", "velero.io/restore-name")
+
+
+def _restored() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The restored HelmRelease and what git applies: its spec without the CRD's defaults."""
+    live = real(VELERO)
+    spec = copy.deepcopy(live["spec"])
+    del spec["chart"]["spec"]["version"]  # a default of every helm-controller release
+    return declared(live, spec), live
+
+
+def test_velero_restored_helmrelease_shows_only_the_restore() -> None:
+    git, live = _restored()
+    result = run([git], [bare(live)], NO_VMS)
+    # without managedFields, the restore's labels (the real drift this dump shows) are all there
+    # is, at info: a label no one can be named for is not told from one the server set
+    assert result.complete and {(f.path, f.severity) for f in result.findings} == {
+        (f"/metadata/labels/{k.replace('/', '~1')}", "info") for k in VELERO_LABELS
+    }
+    result = run([git], [live], NO_VMS)
+    assert result.complete and result.findings == [], [f.message for f in result.findings]
+    # Flux's CRDs agree across releases: no note on which release's defaults were used
+    assert not any(n.startswith("HelmRelease:") for n in result.notes), result.notes
+
+
+def test_velero_restore_labels_are_found_and_named_with_their_owner() -> None:
+    """The labels the restore wrote, owned as Velero writes them (its restore creates the
+    object): found, low (metadata), and never reverted (kustomize-controller leaves them)."""
+    git, live = _restored()
+    velero = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {"f:labels": {f"f:{k}": {} for k in VELERO_LABELS}}},
+        "manager": "velero-server",
+        "operation": "Update",
+        "time": "2022-12-15T14:51:27Z",
+    }
+    result = run([git], [with_edit(live, [velero])], NO_VMS)
+    found = {f.path: f for f in result.findings}
+    assert sorted(found) == [f"/metadata/labels/{k.replace('/', '~1')}" for k in VELERO_LABELS]
+    for finding in found.values():
+        assert (finding.type, finding.severity) == ("added", "low")
+        assert [m.manager for m in finding.managers] == ["velero-server"]
+    # a hand edit of a value the git comparison finds, and names who made it
+    edited = copy.deepcopy(live)
+    edited["spec"]["values"]["replicaCount"] = 3
+    helm_edit = entry("kubectl-edit", {"f:values": {"f:replicaCount": {}}})
+    [changed] = git_findings(git, with_edit(edited, [helm_edit]))
+    # HelmRelease values can hold secrets: the finding shows digests, never the values
+    assert (changed.type, changed.path, changed.redacted) == (
+        "modified",
+        "/spec/values/replicaCount",
+        True,
+    )
+    assert [m.manager for m in changed.managers] == ["kubectl-edit"]

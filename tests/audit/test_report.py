@@ -235,20 +235,26 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_prometheus_exposition() -> None:
-    text = render_report(_result([_finding(), _finding(path="/y")], complete=False), "prometheus")
-    got = samples(text)
+    findings = [_finding(), _finding(path="/y")]
+    got = samples(render_report(_result(findings), "prometheus"))
     high = (("revert", "next-upgrade"), ("severity", "high"), ("type", "modified"))
     assert got[("gpu_gitops_audit_findings", high)] == 2
-    assert got[("gpu_gitops_audit_complete", ())] == 0
+    assert got[("gpu_gitops_audit_complete", ())] == 1
     assert got[("gpu_gitops_audit_timestamp_seconds", ())] == 1_764_300_000.0
+    assert got[("gpu_gitops_audit_last_success_timestamp_seconds", ())] == 1_764_300_000.0
     assert [k for k in got if k[0] == "gpu_gitops_audit_findings"] == [
         ("gpu_gitops_audit_findings", high)
     ], "only the counts that are not zero"
-    # an incomplete audit is no success: the last success the Pushgateway holds must stay
-    assert not [k for k in got if k[0] == "gpu_gitops_audit_last_success_timestamp_seconds"]
-    complete = samples(render_report(_result([]), "prometheus"))
-    assert complete[("gpu_gitops_audit_last_success_timestamp_seconds", ())] == 1_764_300_000.0
-    assert complete[("gpu_gitops_audit_complete", ())] == 1
+    assert len([k for k in got if k[0] == "gpu_gitops_audit_finding"]) == 2
+    # an incomplete audit is no success and not the present: what it prints (and pushes) leaves
+    # the last complete audit's findings and last success as the Pushgateway holds them
+    partial = samples(render_report(_result(findings, complete=False), "prometheus"))
+    assert {k[0] for k in partial} == {
+        "gpu_gitops_audit_complete",
+        "gpu_gitops_audit_problems",
+        "gpu_gitops_audit_timestamp_seconds",
+    }
+    assert partial[("gpu_gitops_audit_complete", ())] == 0
 
 
 def test_markdown_table_and_cap() -> None:

@@ -178,3 +178,38 @@ def test_show_path_quotes_odd_keys() -> None:
     path = ("metadata", "annotations", "helm.sh/resource-policy", 0, Item((("name", "a"),)))
     assert show_path(path) == 'metadata.annotations["helm.sh/resource-policy"][0][name=a]'
     assert show_path(("spec", SetValue("x"))) == 'spec["x"]'
+
+
+def test_duplicate_keys_on_either_side_compare_the_list_whole() -> None:
+    """The server refuses a map list with a repeated key; where one is read anyway, matching by
+    key would pair items arbitrarily: the list is one value, on the side that repeats too."""
+    one = {"keyed": [{"name": "a", "v": 1}]}
+    twice = {"keyed": [{"name": "a", "v": 1}, {"name": "a", "v": 2}]}
+    for before, after in ((twice, one), (one, twice)):
+        assert [(c.kind, c.pointer) for c in Rules().compare(before, after)] == [
+            ("modified", "/keyed")
+        ]
+
+
+class Ports(Differ):
+    """`ports` keyed by (containerPort, protocol), protocol defaulting to TCP (as core/v1)."""
+
+    def list_rule(self, name: str, before: list[Any], after: list[Any]) -> ListRule:
+        return ListRule(
+            keys=("containerPort", "protocol"),
+            atomic=False,
+            ordered=False,
+            key_defaults=(("protocol", "TCP"),),
+        )
+
+
+def test_a_key_field_left_to_its_default_is_the_same_key_as_the_default_written() -> None:
+    declared = {"ports": [{"containerPort": 80}]}
+    live = {"ports": [{"containerPort": 80, "protocol": "TCP"}]}
+    [change] = Ports().compare(declared, live)
+    assert (change.kind, change.pointer) == ("added", "/ports/0/protocol")
+    udp = {"ports": [{"containerPort": 80, "protocol": "UDP"}]}
+    assert sorted((c.kind, c.pointer) for c in Ports().compare(declared, udp)) == [
+        ("added", "/ports/0"),
+        ("removed", "/ports/0"),
+    ]

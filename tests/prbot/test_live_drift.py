@@ -22,7 +22,7 @@ from prbot.live_drift import LiveFinding, check_live
 from prbot.refdiff import ClusterDiff, RefDiff, Side
 from prbot.report_markdown import render_markdown
 from tests.audit.audit_helpers import run
-from tests.audit.fleet.fleet_data import PushedFleet, finding, result
+from tests.audit.fleet.fleet_data import PushedFleet, finding, result, scraped_value
 from tests.prometheus import Prometheus
 from tests.pushgateway import Pushgateway
 
@@ -100,10 +100,12 @@ def test_overwriting_live_drift_is_warned_from_prometheus(
     )  # fmt: skip
     with (
         Pushgateway() as pgw,
-        Prometheus(pgw.url, tmp_path_factory.mktemp("prometheus")) as prom,
+        Prometheus(tmp_path_factory.mktemp("prometheus"), pgw.url, []) as prom,
     ):
         push_metrics(result("ams1", True, time.time() - 3600, [edit]), pgw.url, audit_budget(30))
-        prom.wait_for('count(gpu_gitops_audit_finding{cluster="ams1"})', 1)
+        scraped_value(
+            prom, 'count(gpu_gitops_audit_finding{job="gpu-gitops-audit",cluster="ams1"})', 1
+        )
         code, out, err = live_diff(repo, prom.url)
         assert code == 1, err
         (hit,) = json.loads(out)["liveDrift"]["hits"]

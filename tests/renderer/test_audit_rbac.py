@@ -259,6 +259,17 @@ def test_audit_job_fields_come_from_the_profile():
         ("{image: 'ghcr.io/x/y:1 '}", "spec.audit.image", "contains whitespace"),
         ("{pushgateway: 'pgw:9091'}", "spec.audit.pushgateway", "is not an http or https URL"),
         ("{pushgateway: 'http://u:pw@pgw'}", "spec.audit.pushgateway", "carries a password"),
+        (
+            "{pushgateway: 'http://glpat-s3cret@pgw'}",
+            "spec.audit.pushgateway",
+            "carries user-info (a user name or token before @)",
+        ),
+        (
+            "{alerts: {runbookBaseURL: 'https://glpat-s3cret@wiki/rb'}}",
+            "spec.audit.alerts.runbookBaseURL",
+            "carries user-info",
+        ),
+        ("{alerts: [x]}", "spec.audit.alerts", "expected true or false or a mapping, got a list"),
     ],
 )
 def test_bad_audit_fields_are_refused_with_file_and_line(audit: str, field: str, message: str):
@@ -277,6 +288,7 @@ def test_bad_audit_fields_are_refused_with_file_and_line(audit: str, field: str,
     assert problem.field == field
     assert str(problem).startswith(f"clusters/c1/gpu-profile.yaml:7: error: {field}: ")
     assert message in str(problem)
+    assert "s3cret" not in str(problem), "a credential is never echoed"
 
 
 def test_request_paths_map_to_rules():

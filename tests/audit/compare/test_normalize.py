@@ -300,3 +300,124 @@ def test_defaults_table_covers_the_real_crds(
 
 def test_canonical_is_key_order_free() -> None:
     assert canonical({"a": 1, "b": [1, 2]}) == canonical({"b": [1, 2], "a": 1})
+
+
+# -- the decision points, as tables ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "spelling"),
+    [
+        ("1Gi", "1Gi"),
+        (1073741824, "1Gi"),
+        ("-1Gi", "-1Gi"),
+        ("-500m", "-500m"),
+        (-1.5, "-1500m"),
+        ("-2000", "-2k"),
+        ("0.5", "500m"),
+        ("1.5", "1500m"),
+        ("12345m", "12345m"),
+        ("1.25m", "0.00125"),
+        ("-0.0001", "-0.0001"),
+        ("1500", "1500"),
+        ("2000", "2k"),
+        ("0", "0"),
+        ("-0", "0"),
+    ],
+)
+def test_each_quantity_has_one_spelling_sign_included(value: Any, spelling: str) -> None:
+    """Negative quantities keep their sign: -1Gi of a limit is not 1Gi."""
+    assert canonical_quantity(value) == spelling
+
+
+@pytest.mark.parametrize("exponent", ["1e101", "1e-101", "5E-1000000", "1e1000000"])
+def test_an_exponent_out_of_range_either_way_is_refused(exponent: str) -> None:
+    """A hostile 1e-1000000 would cost seconds of arithmetic: refused like 1e1000000."""
+    with pytest.raises(QuantityError, match="exponent out of range"):
+        parse_quantity(exponent)
+    assert parse_quantity("1e-100") == Fraction(1, 10**100)
+
+
+@pytest.mark.parametrize(
+    ("text", "spelling"),
+    [
+        ("1s", "1s"),
+        ("1000ms", "1s"),
+        ("0.5s", "500ms"),
+        ("1.5s", "1.5s"),
+        ("90s", "1m30s"),
+        ("0s", "0s"),
+        ("1h", "1h0m0s"),
+        ("1h1s", "1h0m1s"),
+        ("250us", "250us"),
+        ("1.5ns", "1.5ns"),
+        ("10x", "10x"),
+        ("5", "5"),
+        ("", ""),
+    ],
+)
+def test_each_duration_has_go_spelling_and_the_rest_stays_as_written(
+    text: str, spelling: str
+) -> None:
+    assert canonical_duration(text) == spelling
+
+
+@pytest.mark.parametrize(
+    ("value", "json"),
+    [
+        (1.5, 1.5),
+        (2.0, 2),
+        (-3.0, -3),
+        (
+            dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+            "2026-01-01T10:00:00Z",
+        ),
+        (
+            dt.datetime(2026, 1, 1, 9, 30, tzinfo=dt.timezone(dt.timedelta(hours=-5))),
+            "2026-01-01T14:30:00Z",
+        ),
+        (dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC), "2026-01-01T12:00:00Z"),
+        (dt.datetime(2026, 1, 1, 12, 0), "2026-01-01T12:00:00Z"),
+        (dt.date(2026, 1, 2), "2026-01-02"),
+        (b"ab", "YWI="),
+    ],
+)
+def test_plain_json_values(value: Any, json: Any) -> None:
+    """YAML's typing of a desired file, as the API server would store it: timestamps in UTC."""
+    got = normalize(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "x": value}
+    )
+    assert got["x"] == json and type(got["x"]) is type(json)
+
+
+def test_a_timestamp_written_with_an_offset_equals_the_same_instant_live() -> None:
+    desired = yaml.safe_load(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nx: 2026-01-01T12:00:00+02:00\n"
+    )
+    live = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c"},
+        "x": "2026-01-01T10:00:00Z",
+    }
+    assert compare_objects(desired, live) == []
+    live["x"] = "2026-01-01T12:00:00Z"
+    assert [c.pointer for c in compare_objects(desired, live)] == ["/x"]
+
+
+def test_string_data_wins_over_data_as_the_api_server_merges_them() -> None:
+    """stringData is written over data on write: a key in both is stringData's."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "default"},
+        "data": {
+            "token": base64.b64encode(b"old").decode(),
+            "other": base64.b64encode(b"o").decode(),
+        },
+        "stringData": {"token": "new"},
+    }
+    assert normalize(secret)["data"] == {
+        "token": base64.b64encode(b"new").decode(),
+        "other": base64.b64encode(b"o").decode(),
+    }

@@ -130,3 +130,30 @@ def test_unattributable_versus_no_managed_fields() -> None:
     assert not cleared.attributed and not cleared.has_managed_fields
     absent = attribute(managed_entries({"metadata": {}}), PCI)
     assert not absent.has_managed_fields
+
+
+def _owners(path: tuple[Any, ...], *entries: dict[str, Any]) -> list[str]:
+    return [e.manager for e in attribute(managed_entries(obj(*entries)), path).managers]
+
+
+def test_the_longest_owned_prefix_wins_over_a_shorter_covering_one() -> None:
+    """Every covering entry is no owner: the one owning the deepest prefix is (others are not)."""
+    whole_spec = entry("kubectl-create", {"f:spec": {}})
+    the_list = entry("kubectl-edit", {"f:spec": {"f:configuration": {"f:list": {}}}})
+    path = ("spec", "configuration", "list", 0)
+    assert _owners(path, whole_spec, the_list) == ["kubectl-edit"]
+    assert _owners(path, the_list, whole_spec) == ["kubectl-edit"]
+    assert _owners(("spec", "configuration", "x"), whole_spec, the_list) == ["kubectl-create"]
+
+
+def test_owning_a_value_whole_and_owning_the_map_itself_are_the_same_depth() -> None:
+    """A leaf at the path and a map's `.` at the path both own the path: shared."""
+    leaf = entry("kubectl-edit", {"f:spec": {"f:x": {}}})
+    itself = entry("helm", {"f:spec": {"f:x": {".": {}, "f:y": {}}}}, op="Apply")
+    assert _owners(("spec", "x"), leaf, itself) == ["kubectl-edit", "helm"]
+
+
+def test_an_entry_without_a_manager_name_is_skipped() -> None:
+    nameless = {**entry("x", {"f:spec": {"f:x": {}}}), "manager": ""}
+    assert managed_entries(obj(nameless)) == []
+    assert _owners(("spec", "x"), nameless) == []

@@ -235,3 +235,97 @@ def test_severities(ref: ObjectRef, ftype: str, field_path: tuple[str, ...], exp
 def test_unattributable_additions_are_info() -> None:
     f = Finding(type="added", object=KV, attributed=False)
     assert severity_of(f, ("spec", "x")) == "info"
+
+
+# -- the decision points, as tables ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("managers", "expected"),
+    [
+        (["helm-controller"], ("next-upgrade", "cozy-kubevirt/kubevirt", True)),
+        (["helm", "Helm"], ("next-upgrade", "cozy-kubevirt/kubevirt", True)),
+        (["helm-controller", "kubectl-edit"], ("never", None, True)),
+        (["kubectl-edit", "helm-controller"], ("never", None, True)),
+        (["kubectl-edit"], ("never", None, True)),
+    ],
+    ids=["helm", "helm-cli", "helm-and-hand", "hand-and-helm", "hand"],
+)
+def test_a_live_only_field_of_a_release_reverts_only_when_helm_alone_owns_it(
+    managers: list[str], expected: tuple[str, str | None, bool]
+) -> None:
+    """Helm removes at the next upgrade what an earlier revision wrote, never what another
+    manager also owns."""
+    assert revert(finding("added"), OPERATOR_HR, [owner(m) for m in managers]) == expected
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("enabled", ("next-reconcile", False)),
+        ("warn", ("next-upgrade", False)),
+        ("disabled", ("next-upgrade", True)),
+        ("", ("next-upgrade", True)),
+    ],
+)
+def test_a_missing_object_of_a_release_by_drift_detection_mode(
+    mode: str, expected: tuple[str, bool]
+) -> None:
+    """Drift detection in `warn` mode reports a missing object (not missed), and does not fix it."""
+    release = Controller(
+        **{**OPERATOR_HR.__dict__, "operator_generated": False, "drift_mode": mode}
+    )
+    assert revert(finding("missing"), release)[::2] == expected
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "applies"),
+    [
+        ("/spec/a", "/spec/a", True),
+        ("/spec/a", "/spec/a/b", True),
+        ("/spec/a/", "/spec/a/b", True),
+        ("/spec/a", "/spec/ab", False),
+        ("/spec/a", "/spec/abc/d", False),
+        ("/spec/a/b", "/spec/a", False),
+        ("", "/metadata/labels/x", True),
+    ],
+)
+def test_an_ignore_rule_covers_its_path_and_below_never_a_longer_name(
+    rule: str, path: str, applies: bool
+) -> None:
+    assert IgnoreRule((rule,)).applies({}, path) is applies
+
+
+@pytest.mark.parametrize(
+    ("kind", "group", "expected"),
+    [
+        ("Kustomization", "kustomize.toolkit.fluxcd.io/v1", "medium"),
+        ("GitRepository", "source.toolkit.fluxcd.io/v1", "medium"),
+        ("HelmRelease", "helm.toolkit.fluxcd.io/v2", "low"),
+        ("OCIRepository", "source.toolkit.fluxcd.io/v1beta2", "low"),
+    ],
+)
+def test_a_suspended_git_delivery_object_is_medium_any_other_low(
+    kind: str, group: str, expected: str
+) -> None:
+    """A suspended Kustomization or GitRepository stops every change from git (DESIGN §6)."""
+    ref = ObjectRef(group, kind, "flux-system", "apps")
+    f = Finding(type="suspended", object=ref, path="/spec/suspend", revert="never")
+    assert severity_of(f, ("spec", "suspend")) == expected
+
+
+@pytest.mark.parametrize(
+    ("reverted", "expected"),
+    [
+        ("never", "medium"),
+        ("next-upgrade", "medium"),
+        ("unknown", "medium"),
+        ("next-reconcile", "low"),
+    ],
+)
+def test_other_drift_of_a_gpu_object_is_medium_only_while_it_lasts(
+    reverted: str, expected: str
+) -> None:
+    log = ("spec", "configuration", "developerConfiguration", "logVerbosity")
+    f = Finding(type="modified", object=KV, revert=reverted)  # type: ignore[arg-type]
+    assert severity_of(f, log) == expected

@@ -15,15 +15,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+
 from audit.findings.finding import Finding, Manager, ObjectRef
 from audit.kube.api import audit_budget
 from audit.metrics import push_metrics
 from audit.result import AuditResult
 from tests.audit.audit_helpers import audit_cli, demo_objects, demo_repo, write_snapshot
-from tests.prometheus import Prometheus
+from tests.prometheus import Prometheus, wait_for
 from tests.pushgateway import Pushgateway
 
-__all__ = ["HOSTILE", "TERMINAL", "PushedFleet", "finding", "push_fleet", "result"]
+__all__ = ["HOSTILE", "TERMINAL", "PushedFleet", "finding", "push_fleet", "result", "scraped_value"]
 
 HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(2)>`|'
 TERMINAL = "kubectl\x1b[2J\nedit"
@@ -79,6 +81,17 @@ class PushedFleet:
     night2_ids: dict[str, list[str]]
 
 
+def scraped_value(prom: Prometheus, promql: str, value: float) -> None:
+    """Wait until Prometheus has scraped the latest push: `promql` is one sample of `value`."""
+
+    def probe() -> bool | None:
+        got = httpx.get(f"{prom.url}/api/v1/query", params={"query": promql}, timeout=10).json()
+        result = got["data"]["result"]
+        return True if len(result) == 1 and float(result[0]["value"][1]) == value else None
+
+    wait_for(promql, probe)
+
+
 def _push(pgw: Pushgateway, r: AuditResult) -> None:
     push_metrics(r, pgw.url, audit_budget(30))
 
@@ -117,15 +130,23 @@ def push_fleet(pgw: Pushgateway, prom: Prometheus, root: Path) -> PushedFleet:
     for name in ("fra1", "par1", "ber1", "evil"):
         _push(pgw, result(name, True, night, n1[name]))
     repo = _nightly_command(pgw, root)
-    prom.wait_for('gpu_gitops_audit_timestamp_seconds{cluster="evil"}', night)
-    prom.wait_for('count(gpu_gitops_audit_complete{cluster="ams1"})', 1)
+    scraped_value(
+        prom, 'gpu_gitops_audit_timestamp_seconds{job="gpu-gitops-audit",cluster="evil"}', night
+    )
+    scraped_value(
+        prom, 'count(gpu_gitops_audit_complete{job="gpu-gitops-audit",cluster="ams1"})', 1
+    )
     night1 = time.time()
     time.sleep(1.5)  # the next night's samples come after night1 in Prometheus's time
     n2 = {"fra1": [finding("dcgm", "high", manager="kubectl-edit")]}
     _push(pgw, result("fra1", True, later, n2["fra1"]))
     _push(pgw, result("par1", False, later))
-    prom.wait_for('gpu_gitops_audit_timestamp_seconds{cluster="par1"}', later)
-    prom.wait_for('gpu_gitops_audit_timestamp_seconds{cluster="fra1"}', later)
+    scraped_value(
+        prom, 'gpu_gitops_audit_timestamp_seconds{job="gpu-gitops-audit",cluster="par1"}', later
+    )
+    scraped_value(
+        prom, 'gpu_gitops_audit_timestamp_seconds{job="gpu-gitops-audit",cluster="fra1"}', later
+    )
     night2 = time.time()
     return PushedFleet(
         pgw, prom, night1, night2, repo, root / "reports",

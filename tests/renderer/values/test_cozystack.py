@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from renderer.cozystack_names import GPU_OPERATOR, HAMI
+from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT
 from renderer.model import Device, Platform, ProfileSpec
 from renderer.values.cozystack import (
     ChartFailure,
     coalesce,
     effective_values,
+    packages_leaving,
     platform_gpu_values,
     predict_packages,
 )
@@ -114,3 +115,62 @@ def test_no_packages_without_the_iaas_bundle():
         predict_packages(
             effective_values({"bundles": {"iaas": {"enabled": True}}}, "isp-hosted"), "1.6"
         )
+
+
+@pytest.mark.parametrize(
+    ("variant", "hami", "listed"),
+    [
+        ("passthrough", True, True),
+        ("vgpu", True, True),
+        ("passthrough", False, False),
+        ("container", True, False),
+        ("none", True, False),
+    ],
+)
+def test_hami_is_in_the_bundle_only_with_the_bundles_gpu_operator(variant, hami, listed):
+    """HAMi in the bundle goes with the bundle's GPU Operator (passthrough, vgpu); container
+    installs both as standalone Packages, and none installs neither."""
+    eff = effective_values({"bundles": {"enabledPackages": ["a"]}}, "isp-full")
+    out = platform_gpu_values(_spec(variant=variant, hami=hami), eff)
+    assert (HAMI in out["bundles.enabledPackages"]) is listed
+    in_bundle = variant in ("passthrough", "vgpu")
+    assert (GPU_OPERATOR in out["bundles.enabledPackages"]) is in_bundle
+
+
+def test_a_package_leaves_by_dropping_out_of_enabled_or_entering_disabled():
+    before = effective_values({"bundles": {"enabledPackages": [GPU_OPERATOR, HAMI]}}, "isp-full")
+    dropped = effective_values({"bundles": {"enabledPackages": [HAMI]}}, "isp-full")
+    assert packages_leaving(before, dropped) == [GPU_OPERATOR]
+    disabled = effective_values(
+        {"bundles": {"enabledPackages": [GPU_OPERATOR, HAMI], "disabledPackages": [HAMI]}},
+        "isp-full",
+    )
+    assert packages_leaving(before, disabled) == [HAMI]
+    # disabling a package that was never on announces it too: its Package may be kept live
+    never = effective_values(
+        {"bundles": {"enabledPackages": [GPU_OPERATOR, HAMI], "disabledPackages": ["x"]}},
+        "isp-full",
+    )
+    assert packages_leaving(before, never) == ["x"]
+    assert packages_leaving(before, before) == []
+
+
+@pytest.mark.parametrize(
+    ("variant", "values", "names"),
+    [
+        ("isp-full", {"enabledPackages": [GPU_OPERATOR]}, [KUBEVIRT, GPU_OPERATOR]),
+        ("isp-full-generic", {"enabledPackages": [GPU_OPERATOR]}, [KUBEVIRT, GPU_OPERATOR]),
+        (
+            "isp-full",
+            {"enabledPackages": [GPU_OPERATOR], "disabledPackages": [GPU_OPERATOR]},
+            [KUBEVIRT],
+        ),
+        ("isp-full", {"enabledPackages": []}, [KUBEVIRT]),
+    ],
+    ids=["isp-full", "isp-full-generic", "disabled-wins", "not-enabled"],
+)
+def test_the_gpu_packages_the_iaas_bundle_renders(variant, values, names):
+    """Without the chart at hand (test_oracle.py holds these against it): both full system
+    variants render the bundle, and disabledPackages wins over enabledPackages."""
+    eff = effective_values({"bundles": values}, variant)
+    assert [p["metadata"]["name"] for p in predict_packages(eff, "1.6")] == names
