@@ -49,6 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "gpu_gitops.cli_adopt",
         "Keep live drift: put what the audit found into the profile, on a branch for review.",
     ),
+    "fleet": (
+        "gpu_gitops.cli_fleet",
+        "Every cluster's nightly audit from Prometheus: missing, incomplete, drifted; worst first.",
+    ),
     "import": (
         "gpu_gitops.cli_import",
         "Write clusters/<name>/platform.yaml from the live platform Package.",

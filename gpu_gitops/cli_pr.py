@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from prbot.github import DEFAULT_API_URL, GitHub, GitHubError, parse_repo
+from prbot.live_drift import LiveFinding, check_live, git_field_changed, load_reports
 from prbot.refdiff import diff_refs
 from prbot.report_diff import render_json, render_text
 from prbot.report_markdown import COMMENT_LIMIT, MARKER, render_markdown
@@ -20,8 +22,40 @@ _ACTIONS_BOT = "github-actions[bot]"
 _MAX_BODY_READ = 4 * COMMENT_LIMIT
 
 
+def _live_findings(source: str, deadline: float) -> tuple[list[LiveFinding], str]:
+    """The live findings --live-findings names: a Prometheus URL (the nightly audits' series,
+    every severity) or a folder of `audit -o json` reports; and how the report names it."""
+    if not source.startswith(("http://", "https://")):
+        return load_reports(Path(source))[0], source
+    from audit.fleet.prometheus import Prometheus, fleet_budget, prometheus_auth
+    from audit.fleet.words import iso
+    from gpu_gitops.cli_fleet import read_fleet
+
+    auth = prometheus_auth(os.environ)
+    with Prometheus(source, fleet_budget(deadline), auth) as prometheus:
+        fleet = read_fleet(prometheus, time.time(), "info", [])
+    found = [
+        LiveFinding(
+            f.cluster,
+            f.id,
+            f.kind,
+            f.namespace,
+            f.name,
+            f.path,
+            f.manager,
+            iso(f.changed) if f.changed else "",
+        )
+        for f in fleet.findings()
+    ]
+    return found, prometheus.url
+
+
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
+    live = _live_findings(args.live_findings, args.deadline) if args.live_findings else None
     result = diff_refs(args.repo, args.base, args.head)
+    if live is not None:
+        changed = git_field_changed(args.repo, result.base.commit, result.head.commit)
+        result = check_live(result, live[0], live[1], changed)
     render = {"text": render_text, "markdown": render_markdown, "json": render_json}[args.output]
     console.data(render(result))
     return 1 if result.changed else 0
@@ -78,7 +112,9 @@ def define_diff(p: argparse.ArgumentParser) -> Command:
         """
 gpu-gitops diff --base main
 gpu-gitops diff --base origin/main --head HEAD -o markdown > diff.md
-gpu-gitops diff --base v1.2.0 --head v1.3.0 -o json | jq '.warnings'""",
+gpu-gitops diff --base v1.2.0 --head v1.3.0 -o json | jq '.warnings'
+gpu-gitops diff --base main --live-findings http://prometheus:9090   # what merging overwrites
+gpu-gitops diff --base main --live-findings reports/   # saved `audit -o json`, one per cluster""",
     )
     p.add_argument("--base", required=True, metavar="REF", help="the ref to compare against")
     p.add_argument(
@@ -88,6 +124,19 @@ gpu-gitops diff --base v1.2.0 --head v1.3.0 -o json | jq '.warnings'""",
         help="the changed ref (default: HEAD; never the working tree)",
     )
     p.add_argument("-o", "--output", choices=("text", "markdown", "json"), default="text")
+    p.add_argument(
+        "--live-findings",
+        metavar="SOURCE",
+        help="warn where a change overwrites live drift: a Prometheus URL (the nightly audits' "
+        "series) or a folder of `audit -o json` reports, one per cluster",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="give up on the --live-findings Prometheus after this long (default: 60)",
+    )
     add_repo_arg(p)
     return cmd_diff
 

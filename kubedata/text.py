@@ -9,9 +9,12 @@ credential registered with `mask_secret` (the process's own, registered where it
 
 from __future__ import annotations
 
+import html
 import re
 
 __all__ = [
+    "code_span",
+    "html_text",
     "inert",
     "inert_lines",
     "markdown_code",
@@ -93,3 +96,16 @@ def markdown_code(text: str, *, cell: bool = False) -> str:
     fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
     pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_span(text: str) -> str:
+    """Untrusted text as one Markdown code span that also sits in a table cell: one line, and
+    no backtick or pipe to end the span or the cell early (look-alikes stand in for them, where
+    markdown_code keeps the text exact)."""
+    return "`" + inert(text).replace("`", "\u02cb").replace("|", "\u00a6") + "`"
+
+
+def html_text(text: str) -> str:
+    """Untrusted text for HTML, in element content or a quoted attribute value: one line,
+    `& < > " '` as character references, so it can open no element, attribute or script."""
+    return html.escape(inert(text), quote=True)

@@ -33,6 +33,7 @@ from renderer.validate import Checked, check_files
 
 from prbot.diff import ObjectChange, diff_objects, index_objects
 from prbot.live_base import live_base
+from prbot.live_drift import LiveDrift
 from prbot.nodes import NodeChange, node_changes
 from prbot.risk_check import Risk
 from prbot.risks import cluster_risks
@@ -78,6 +79,8 @@ class RefDiff:
     clusters: tuple[ClusterDiff, ...]
     total: int
     rebuilt: tuple[str, ...] = field(default=())
+    live: LiveDrift | None = None
+    """The changes against the live drift (--live-findings); None: not checked."""
 
     @property
     def risks(self) -> tuple[Risk, ...]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kubedata.text import inert
+
 from prbot.diff import FieldChange, ObjectChange
 from prbot.diff_lines import (
     cluster_counts,
@@ -31,6 +33,7 @@ def render_text(d: RefDiff) -> str:
         out.append(f"WARNINGS ({len(d.risks)})")
         out += [f"  ! {r}" for r in d.risks]
         out.append("")
+    out += _live_text(d)
     for c in d.clusters:
         status = "" if c.status in ("changed", "unchanged") else f" (cluster {status_note(c)})"
         counts = cluster_counts(c) if c.changes else "rendered objects unchanged"
@@ -99,6 +102,45 @@ def _object_json(change: ObjectChange) -> dict[str, Any]:
     return out
 
 
+def _live_text(d: RefDiff) -> list[str]:
+    if d.live is None:
+        return []  # said in the PR comment only (report_markdown.py)
+    out = [f"LIVE DRIFT (from {inert(d.live.source)}): {d.live.overwrites} overwritten"]
+    for cluster, hits in d.live.hits.items():
+        out += [f"  {'+' if h.codifies else '!'} {inert(cluster)}: {h.message()}" for h in hits]
+    out += [f"  ? {inert(n)}: no audit of it in the live findings" for n in d.live.unaudited]
+    return [*out, ""]
+
+
+def _live_json(d: RefDiff) -> dict[str, Any] | None:
+    if d.live is None:
+        return None
+    return {
+        "source": d.live.source,
+        "hits": [
+            {
+                "cluster": cluster,
+                "finding": h.finding.id,
+                "kind": "codifies" if h.codifies else "overwrites",
+                "object": {
+                    "kind": h.finding.kind,
+                    "namespace": h.finding.namespace,
+                    "name": h.finding.name,
+                },
+                "path": h.finding.path,
+                "changedPointer": h.pointer,
+                "manager": h.finding.manager,
+                "changedAt": h.finding.changed or None,
+                "adopt": h.finding.adopt,
+                "message": h.message(),
+            }
+            for cluster, hits in d.live.hits.items()
+            for h in hits
+        ],
+        "unaudited": list(d.live.unaudited),
+    }
+
+
 def render_json(d: RefDiff) -> str:
     """Machine-readable report (schemaVersion 1; fields may be added)."""
     doc = {
@@ -117,6 +159,7 @@ def render_json(d: RefDiff) -> str:
             "nodes": sum(len(c.nodes) for c in d.clusters),
         },
         "warnings": [_risk_json(r) for r in d.risks],
+        "liveDrift": _live_json(d),
         "clusters": [
             {
                 "name": c.name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kubedata.text import inert, markdown_text
+from kubedata.text import code_span, inert, markdown_text
 
 from prbot.diff import ObjectChange
 from prbot.diff_lines import (
@@ -145,6 +145,25 @@ def _nodes_block(d: RefDiff) -> str:
     )
 
 
+def _live_block(d: RefDiff) -> str:
+    """The changes against what is live: overwrites as a warning, codifications as a note."""
+    if d.live is None:
+        return "_Live drift not checked (no `--live-findings`)._\n\n"
+    over = [(c, h) for c, hits in d.live.hits.items() for h in hits if not h.codifies]
+    codify = [(c, h) for c, hits in d.live.hits.items() for h in hits if h.codifies]
+    out = f"_Live drift checked against {code_span(d.live.source)}._\n\n"
+    if over:
+        out += f"> [!WARNING]\n> **{len(over)} live change(s) this merge overwrites**\n>\n"
+        out += "".join(f"> - **{_md(c)}**: {h.message(code_span)}\n" for c, h in over) + "\n"
+    if codify:
+        out += f"> [!NOTE]\n> **{len(codify)} live drift finding(s) this merge codifies**\n>\n"
+        out += "".join(f"> - **{_md(c)}**: {h.message(code_span)}\n" for c, h in codify) + "\n"
+    if d.live.unaudited:
+        names = ", ".join(_md(n) for n in d.live.unaudited)
+        out += f"_No audit in the live findings for: {names}._\n\n"
+    return out
+
+
 def _validate_block(d: RefDiff) -> str:
     """What `validate` warns about the changed clusters at head."""
     if not d.warnings:
@@ -188,6 +207,8 @@ def render_markdown(d: RefDiff, limit: int = COMMENT_LIMIT) -> str:
         body.add(f"No rendered changes: all {d.total} cluster(s) render the same objects.\n")
         return "".join(body.parts)
     # After the first cut nothing else is added (body.full), so one reserve covers the closers.
+    live = _live_block(d)
+    cut_live = not body.try_add(live)
     cut_warnings = len(d.risks)
     if d.risks and body.try_add(f"> [!WARNING]\n> **{len(d.risks)} GPU risk warning(s)**\n>\n"):
         for r in d.risks:
@@ -203,6 +224,8 @@ def render_markdown(d: RefDiff, limit: int = COMMENT_LIMIT) -> str:
         )
         if block and not body.try_add(block)
     ]
+    if cut_live:
+        cut_blocks.insert(0, "live drift")
     rows = _summary_table(d)
     cut_rows = len(rows) - 2
     if body.try_add("\n".join(rows[:2]) + "\n"):

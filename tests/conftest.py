@@ -24,7 +24,10 @@ from renderer.kustomize.workers import build_overlays
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from tests import reference
+from tests.chromium import BINARY as CHROMIUM_BINARY
+from tests.chromium import Chromium
 from tests.prometheus import BINARY as PROMETHEUS_BINARY
+from tests.prometheus import Prometheus
 from tests.pushgateway import BINARY as PUSHGATEWAY_BINARY
 from tests.pushgateway import Pushgateway
 
@@ -132,3 +135,37 @@ def _artifact_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     test allows that host, as a user would with GPU_GITOPS_ARTIFACT_HOSTS (tests of the check
     itself unset it)."""
     monkeypatch.setenv("GPU_GITOPS_ARTIFACT_HOSTS", "127.0.0.1")
+
+
+@pytest.fixture(scope="session")
+def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pushgateway, Prometheus]]:
+    """A real Pushgateway and the real Prometheus of tests/prometheus.py scraping it (with and
+    without honor_labels; skips only when a binary is absent); one pair for the fleet tests."""
+    if not PUSHGATEWAY_BINARY:
+        pytest.skip(
+            "prometheus-pushgateway is not installed (apt-get install prometheus-pushgateway)"
+        )
+    if not PROMETHEUS_BINARY:
+        pytest.skip("prometheus is not installed (apt-get install prometheus)")
+    with (
+        Pushgateway() as pgw,
+        Prometheus(tmp_path_factory.mktemp("prometheus"), pgw.url, []) as prom,
+    ):
+        yield pgw, prom
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Chromium:
+    """Debian's headless Chromium (skips, naming the package, where it is absent)."""
+    if not CHROMIUM_BINARY:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return Chromium(CHROMIUM_BINARY, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def fleet(scraped: tuple[Pushgateway, Prometheus], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The fleet (a PushedFleet) of tests/audit/fleet/fleet_data.py: two nights, scraped."""
+    from tests.audit.fleet.fleet_data import push_fleet
+
+    pgw, prom = scraped
+    return push_fleet(pgw, prom, tmp_path_factory.mktemp("fleet"))
