@@ -26,6 +26,8 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(r"growth 1 -> 10 clusters: .* ratio [0-9.]+", out)
     assert "baseline kubectl kustomize" in out
     assert re.search(r"ratio full / diff: [0-9.]+x", out)
+    fleet = r"fleet, 20 clusters x 10 findings \(100 listed\): [0-9.]+ s, peak \d+ MB, 3 queries"
+    assert re.search(fleet + r" \| baseline .*: [0-9.]+ s, peak \d+ MB, 21 queries", out)
     assert re.search(r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB", out)
     assert re.search(
         r"publish 5 clusters .* git add -A \+ git commit: [0-9.]+ s, .* ratio [0-9.]+x", out
