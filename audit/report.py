@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kubedata.json_text import dumps_indented
 from kubedata.text import inert, markdown_text
 
 from audit.findings.finding import FINDING_TYPES, SEVERITIES, Finding
@@ -87,7 +88,7 @@ def to_json(result: AuditResult) -> dict[str, Any]:
 
 
 def render_json(result: AuditResult) -> str:
-    return json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(to_json(result), ensure_ascii=False) + "\n"
 
 
 # -- text ----------------------------------------------------------------------------------------

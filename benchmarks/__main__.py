@@ -23,7 +23,11 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
         ["--objects", "200", "--baseline-sample", "40", "--repeat", "1"],
     ),
     ("benchmarks.bench_audit_job", [], ["--objects", "200", "--clusters", "ams1"]),
-    ("benchmarks.bench_fleet", [], ["--clusters", "20", "--findings", "10"]),
+    (
+        "benchmarks.bench_fleet",
+        [],
+        ["--clusters", "20", "--findings", "10", "--changed", "2", "--rounds", "1"],
+    ),
 ]
 
 

@@ -26,7 +26,8 @@ __all__ = ["main"]
 _CHANGE = "  flux:\n    interval: 7m\n    driftDetection: disabled\n"
 
 
-def _repo(root: Path, n: int, changed: int) -> list[str]:
+def changed_repo(root: Path, n: int, changed: int) -> list[str]:
+    """N clusters committed and tagged `base`, then `changed` of them changed in one commit."""
     names = write_profiles(root, n)
     repo = init_repo(root, "base", user="bench", email="bench@example.invalid")
     repo.create_tag("base")
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-diff-") as tmp:
         root = Path(tmp)
         start = time.perf_counter()
-        _repo(root, n, k)
+        changed_repo(root, n, k)
         setup = time.perf_counter() - start
         t_cli, code = _timed_cli(root)
         start = time.perf_counter()

@@ -11,6 +11,7 @@ import argparse
 import datetime as dt
 import os
 import time
+from collections.abc import Sequence
 
 from audit.errors import AuditError
 from audit.findings.finding import SEVERITIES
@@ -51,12 +52,18 @@ def _at(text: str | None) -> float:
     return when.timestamp()
 
 
-def read_fleet(prometheus: Prometheus, at: float, min_severity: str, globs: list[str]) -> Fleet:
-    """The fleet at `at`, in three queries."""
+def read_fleet(
+    prometheus: Prometheus,
+    at: float,
+    min_severity: str,
+    globs: Sequence[str] = (),
+    clusters: Sequence[str] | None = None,
+) -> Fleet:
+    """The fleet at `at`, in three queries; `clusters` selects in Prometheus, `globs` after."""
     return build_fleet(
-        prometheus.query(state_query(), at),
-        prometheus.query(counts_query(), at),
-        prometheus.query(findings_query(min_severity), at),
+        prometheus.query(state_query(clusters), at),
+        prometheus.query(counts_query(clusters), at),
+        prometheus.query(findings_query(min_severity, clusters), at),
         at=at,
         min_severity=min_severity,
         globs=globs,

@@ -11,7 +11,13 @@ from pathlib import Path
 from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from prbot.github import DEFAULT_API_URL, GitHub, GitHubError, parse_repo
-from prbot.live_drift import LiveFinding, check_live, git_field_changed, load_reports
+from prbot.live_drift import (
+    LiveFinding,
+    LiveSource,
+    check_live,
+    git_field_changed,
+    load_reports,
+)
 from prbot.refdiff import diff_refs
 from prbot.report_diff import render_json, render_text
 from prbot.report_markdown import COMMENT_LIMIT, MARKER, render_markdown
@@ -22,19 +28,21 @@ _ACTIONS_BOT = "github-actions[bot]"
 _MAX_BODY_READ = 4 * COMMENT_LIMIT
 
 
-def _live_findings(source: str, deadline: float) -> tuple[list[LiveFinding], str]:
-    """The live findings --live-findings names: a Prometheus URL (the nightly audits' series,
-    every severity) or a folder of `audit -o json` reports; and how the report names it."""
+def _live_findings(source: str, clusters: list[str], deadline: float) -> LiveSource:
+    """The live findings of these clusters in the source --live-findings names: a Prometheus URL
+    (the nightly audits' series, every severity, only these clusters' read) or a folder of
+    `audit -o json` reports."""
     if not source.startswith(("http://", "https://")):
-        return load_reports(Path(source))[0], source
+        return load_reports(source)
     from audit.fleet.prometheus import Prometheus, fleet_budget, prometheus_auth
     from audit.fleet.words import iso
     from gpu_gitops.cli_fleet import read_fleet
 
     auth = prometheus_auth(os.environ)
     with Prometheus(source, fleet_budget(deadline), auth) as prometheus:
-        fleet = read_fleet(prometheus, time.time(), "info", [])
-    found = [
+        # no changed cluster: still asked, so a wrong URL is an error on every pull request
+        fleet = read_fleet(prometheus, time.time(), "info", clusters=clusters)
+    found = tuple(
         LiveFinding(
             f.cluster,
             f.id,
@@ -46,16 +54,17 @@ def _live_findings(source: str, deadline: float) -> tuple[list[LiveFinding], str
             iso(f.changed) if f.changed else "",
         )
         for f in fleet.findings()
-    ]
-    return found, prometheus.url
+    )
+    return LiveSource(prometheus.url, found, frozenset(c.name for c in fleet.clusters))
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
-    live = _live_findings(args.live_findings, args.deadline) if args.live_findings else None
     result = diff_refs(args.repo, args.base, args.head)
-    if live is not None:
-        changed = git_field_changed(args.repo, result.base.commit, result.head.commit)
-        result = check_live(result, live[0], live[1], changed)
+    if args.live_findings:
+        changed = [c.name for c in result.clusters if c.changes]
+        live = _live_findings(args.live_findings, changed, args.deadline)
+        field_changed = git_field_changed(args.repo, result.base.commit, result.head.commit)
+        result = check_live(result, live, field_changed)
     render = {"text": render_text, "markdown": render_markdown, "json": render_json}[args.output]
     console.data(render(result))
     return 1 if result.changed else 0

@@ -11,7 +11,7 @@ closes. Pure, except `load_reports`, which reads a folder of `audit -o json` rep
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ __all__ = [
     "LiveFinding",
     "LiveFindingsError",
     "LiveHit",
+    "LiveSource",
     "check_live",
     "git_field_changed",
     "load_reports",
@@ -68,6 +69,17 @@ class LiveFinding:
     @property
     def adopt(self) -> str:
         return f"gpu-gitops adopt --cluster {self.cluster} --finding {self.id}"
+
+
+@dataclass(frozen=True)
+class LiveSource:
+    """What a --live-findings source holds."""
+
+    name: str
+    """Where the findings came from, for the report."""
+    findings: tuple[LiveFinding, ...]
+    audited: frozenset[str]
+    """The clusters it has an audit of: a clean audit leaves no finding, yet it is an audit."""
 
 
 @dataclass(frozen=True)
@@ -145,36 +157,30 @@ def _source_hit(f: LiveFinding, changed: FieldChanged | None) -> LiveHit | None:
     return LiveHit(f, f"{f.source[0]} {f.source[1]}", codifies=False)
 
 
-def check_live(
-    d: RefDiff,
-    findings: Iterable[LiveFinding],
-    source: str,
-    field_changed: FieldChanged | None = None,
-) -> RefDiff:
+def check_live(d: RefDiff, live: LiveSource, field_changed: FieldChanged | None = None) -> RefDiff:
     """The diff with its live drift: hits per changed cluster, overwrites first. A finding is
     hit by a changed built field over it, or (`field_changed`) by a change of the profile field
     that owns it."""
     by_cluster: dict[str, list[LiveFinding]] = {}
-    for f in findings:
+    for f in live.findings:
         by_cluster.setdefault(f.cluster, []).append(f)
     hits: dict[str, tuple[LiveHit, ...]] = {}
     unaudited = []
     for c in d.clusters:
         if not c.changes:
             continue
-        if c.name not in by_cluster:
+        if c.name not in live.audited:
             unaudited.append(c.name)
             continue
-        found = [h for ch in c.changes for h in _object_hits(ch, by_cluster[c.name])]
+        mine = by_cluster.get(c.name, [])
+        found = [h for ch in c.changes for h in _object_hits(ch, mine)]
         hit = {h.finding.id for h in found}
         found += [
-            h
-            for f in by_cluster[c.name]
-            if f.id not in hit and (h := _source_hit(f, field_changed)) is not None
+            h for f in mine if f.id not in hit and (h := _source_hit(f, field_changed)) is not None
         ]
         if found:
             hits[c.name] = tuple(sorted(found, key=lambda h: (h.codifies, h.finding.id)))
-    return replace(d, live=LiveDrift(source, hits, tuple(unaudited)))
+    return replace(d, live=LiveDrift(live.name, hits, tuple(unaudited)))
 
 
 def _source(doc: Any) -> tuple[str, str] | None:
@@ -249,14 +255,13 @@ def _report_findings(path: Path, doc: Any) -> list[LiveFinding]:
     return out
 
 
-def load_reports(folder: Path) -> tuple[list[LiveFinding], list[str]]:
-    """The findings of every `*.json` audit report in `folder` (one per cluster), and the
-    clusters whose report is of an incomplete audit (its findings are kept: they are what was
-    seen)."""
+def load_reports(source: str) -> LiveSource:
+    """The findings of every `*.json` audit report in the folder `source` (one per cluster); an
+    incomplete audit's findings are kept: they are what was seen."""
+    folder = Path(source)
     if not folder.is_dir():
-        raise LiveFindingsError(f"--live-findings {inert(str(folder))}: not a folder or a URL")
+        raise LiveFindingsError(f"--live-findings {inert(source)}: not a folder or a URL")
     findings: list[LiveFinding] = []
-    incomplete: list[str] = []
     seen: dict[str, Path] = {}
     for path in sorted(folder.glob("*.json")):
         try:
@@ -276,11 +281,7 @@ def load_reports(folder: Path) -> tuple[list[LiveFinding], list[str]]:
                 f"{path}: cluster: {inert(cluster)} already has a report ({seen[cluster].name})"
             )
         seen[cluster] = path
-        if doc.get("complete") is False:
-            incomplete.append(cluster)
         findings += got
     if not seen:
-        raise LiveFindingsError(
-            f"--live-findings {inert(str(folder))}: no *.json audit report in it"
-        )
-    return findings, incomplete
+        raise LiveFindingsError(f"--live-findings {inert(source)}: no *.json audit report in it")
+    return LiveSource(source, tuple(findings), frozenset(seen))

@@ -6,9 +6,9 @@ each change looks like is shared with it (diff_lines.py).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from kubedata.json_text import dumps_indented
 from kubedata.text import inert
 
 from prbot.diff import FieldChange, ObjectChange
@@ -182,4 +182,4 @@ def render_json(d: RefDiff) -> str:
             for c in d.clusters
         ],
     }
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    return dumps_indented(doc) + "\n"

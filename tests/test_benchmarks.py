@@ -26,8 +26,11 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(r"growth 1 -> 10 clusters: .* ratio [0-9.]+", out)
     assert "baseline kubectl kustomize" in out
     assert re.search(r"ratio full / diff: [0-9.]+x", out)
-    fleet = r"fleet, 20 clusters x 10 findings \(100 listed\): [0-9.]+ s, peak \d+ MB, 3 queries"
-    assert re.search(fleet + r" \| baseline .*: [0-9.]+ s, peak \d+ MB, 21 queries", out)
+    fleet = r"fleet, 20 clusters x 10 findings \(120 listed\): [0-9.]+ s \(median of 1\), "
+    fleet += r"peak RSS \d+ MB, 3 queries \| baseline .*: [0-9.]+ s .*, 21 queries"
+    assert re.search(fleet, out)
+    live = r"diff --live-findings, 20-cluster repo, 2 changed: [0-9.]+ s .*, 3 queries \| "
+    assert re.search(live + r"baseline .*, 2 queries \| ratio [0-9.]+x", out)
     assert re.search(r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB", out)
     assert re.search(
         r"publish 5 clusters .* git add -A \+ git commit: [0-9.]+ s, .* ratio [0-9.]+x", out

@@ -9,6 +9,7 @@ counts by cluster and severity, and the per-finding series at or above the chose
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -50,17 +51,32 @@ _SELECT = f'job="{PUSH_JOB}",cluster!=""'
 job; a second scrape without it (exported_job) would count every finding twice."""
 
 
-def state_query() -> str:
-    return '{__name__=~"' + "|".join(sorted(_STATE)) + '",' + _SELECT + "}"
+def _select(clusters: Sequence[str] | None) -> str:
+    """The audit's series of these clusters (None: every cluster; none: no cluster), matched in
+    Prometheus so a pull request touching a few clusters of a large fleet reads only theirs."""
+    if clusters is None:
+        return _SELECT
+    if not clusters:
+        return f'{_SELECT},cluster=""'
+    alternatives = "|".join(re.escape(c) for c in sorted(set(clusters)))
+    # a PromQL string literal: its backslashes and quotes escaped as in Go
+    literal = alternatives.replace("\\", "\\\\").replace('"', '\\"')
+    return f'job="{PUSH_JOB}",cluster=~"{literal}"'
 
 
-def counts_query() -> str:
-    return f"sum by (cluster, severity) (gpu_gitops_audit_findings{{{_SELECT}}})"
+def state_query(clusters: Sequence[str] | None = None) -> str:
+    return '{__name__=~"' + "|".join(sorted(_STATE)) + '",' + _select(clusters) + "}"
 
 
-def findings_query(min_severity: str) -> str:
+def counts_query(clusters: Sequence[str] | None = None) -> str:
+    return f"sum by (cluster, severity) (gpu_gitops_audit_findings{{{_select(clusters)}}})"
+
+
+def findings_query(min_severity: str, clusters: Sequence[str] | None = None) -> str:
     wanted = SEVERITIES[: SEVERITIES.index(min_severity) + 1]
-    return 'gpu_gitops_audit_finding{severity=~"' + "|".join(wanted) + '",' + _SELECT + "}"
+    return (
+        'gpu_gitops_audit_finding{severity=~"' + "|".join(wanted) + '",' + _select(clusters) + "}"
+    )
 
 
 @dataclass(frozen=True)

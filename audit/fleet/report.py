@@ -4,10 +4,10 @@ push to the Pushgateway writes them): text gets `inert`, markdown `markdown_text
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from kubedata.json_text import dumps_indented
 from kubedata.text import code_span, inert, markdown_text
 
 from audit.findings.finding import SEVERITIES
@@ -154,7 +154,7 @@ def to_json(fleet: Fleet) -> dict[str, Any]:
 
 
 def render_json(fleet: Fleet) -> str:
-    return json.dumps(to_json(fleet), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(to_json(fleet), ensure_ascii=False) + "\n"
 
 
 FORMATS: dict[str, Callable[[Fleet], str]] = {

@@ -12,7 +12,6 @@ KUBERNETES_SERVICE_HOST/PORT, measuring its wall time and peak RSS (VmHWM, sampl
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import subprocess
@@ -27,6 +26,7 @@ import yaml
 
 from audit.checks.wiring import cozystack_wiring
 from audit.kube.kubeconfig import IN_CLUSTER_DIR
+from benchmarks.rss import wait_peak_rss_mb
 from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE
 from renderer.bootstrap import flux_objects
 from renderer.profile import LoadedProfile
@@ -234,22 +234,6 @@ def run_container(
     start = time.perf_counter()
     with out.open("wb") as stdout, err.open("wb") as stderr:
         child = subprocess.Popen(argv, env=env, cwd=folder, stdout=stdout, stderr=stderr)
-        peak_kb = _wait_sampling_peak(child)
+        peak = wait_peak_rss_mb(child)
     seconds = time.perf_counter() - start
-    return JobRun(child.returncode, out.read_text(), err.read_text(), seconds, peak_kb / 1024)
-
-
-def _wait_sampling_peak(child: subprocess.Popen[bytes]) -> int:
-    """Wait for `child`, sampling its VmHWM (peak RSS, kB) every 20 ms until it exits.
-
-    Not wait4's ru_maxrss: after vfork and exec, that carries the high-water mark of this
-    (much larger) process (see benchmarks/rss.py)."""
-    peak = 0
-    while True:
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{child.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak = max(peak, int(line.split()[1]))
-        if child.poll() is not None:
-            return peak
-        time.sleep(0.02)
+    return JobRun(child.returncode, out.read_text(), err.read_text(), seconds, peak)

@@ -18,7 +18,7 @@ from audit.kube.api import audit_budget
 from audit.metrics import push_metrics
 from kubedata.objects import ObjectKey
 from prbot.diff import FieldChange, ObjectChange
-from prbot.live_drift import LiveFinding, check_live
+from prbot.live_drift import LiveFinding, LiveSource, check_live
 from prbot.refdiff import ClusterDiff, RefDiff, Side
 from prbot.report_markdown import render_markdown
 from tests.audit.audit_helpers import run
@@ -147,6 +147,10 @@ def report(change: ObjectChange) -> RefDiff:
     return RefDiff(side, side, (ClusterDiff("ams1", "changed", (change,)),), 1)
 
 
+def reports(*findings: LiveFinding, audited: tuple[str, ...] = ("ams1",)) -> LiveSource:
+    return LiveSource("reports/", findings, frozenset(audited))
+
+
 def test_codifying_drift_is_a_note() -> None:
     key = ObjectKey("apps", "Deployment", "gpu-operator", "dcgm")
     change = ObjectChange(
@@ -154,7 +158,7 @@ def test_codifying_drift_is_a_note() -> None:
     )
     live = LiveFinding("ams1", "abc", "Deployment", "gpu-operator", "dcgm", "/spec/replicas",
                        "kubectl-scale", "2026-11-30T03:00:00Z", live=3)  # fmt: skip
-    d = check_live(report(change), [live], "reports/")
+    d = check_live(report(change), reports(live))
     assert d.live is not None
     (hit,) = d.live.hits["ams1"]
     assert hit.codifies and hit.message() == "codifies live drift `abc`: the finding will close"
@@ -166,6 +170,32 @@ def test_codifying_drift_is_a_note() -> None:
                         "kubectl-scale", "", live=5)  # fmt: skip
     sibling = LiveFinding("ams1", "def", "Deployment", "gpu-operator", "dcgm", "/spec/paused",
                           "kubectl", "", live=True)  # fmt: skip
-    d = check_live(report(change), [other, sibling], "reports/")
+    d = check_live(report(change), reports(other, sibling))
     assert d.live is not None and [h.finding.id for h in d.live.hits["ams1"]] == ["abc"]
     assert d.live.overwrites == 1
+
+
+def test_a_clean_audit_is_an_audit() -> None:
+    """A changed cluster whose last audit found nothing was checked; one the source has no audit
+    of was not, and the report says so."""
+    key = ObjectKey("apps", "Deployment", "gpu-operator", "dcgm")
+    change = ObjectChange(
+        key, "changed", fields=(FieldChange((), "/spec/replicas", "changed", 1, 3),)
+    )
+    d = check_live(report(change), reports())
+    assert d.live is not None and d.live.unaudited == () and d.live.hits == {}
+    d = check_live(report(change), reports(audited=("fra1",)))
+    assert d.live is not None and d.live.unaudited == ("ams1",)
+
+
+def test_a_clean_report_is_an_audit(fleet: PushedFleet, tmp_path: Path) -> None:
+    """The saved report of a clean audit of ams1: no hit, and ams1 is not 'no audit of it'."""
+    repo = pr_adding_a_device(fleet, tmp_path)
+    clean = json.loads((fleet.reports / "ams1.json").read_text(encoding="utf-8"))
+    clean["findings"] = []
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "clean" / "ams1.json").write_text(json.dumps(clean), encoding="utf-8")
+    code, out, err = live_diff(repo, str(tmp_path / "clean"))
+    assert code == 1, err
+    assert json.loads(out)["liveDrift"]["hits"] == []
+    assert json.loads(out)["liveDrift"]["unaudited"] == []
