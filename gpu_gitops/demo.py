@@ -25,6 +25,7 @@ from audit.sources.live import Live, SnapshotReader
 from gpu_gitops.cli_adopt import report_plan
 from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
+from kubedata.text import adopt_command
 from kubedata.yaml_io import load_all
 from renderer.errors import RenderError
 from renderer.gitrepo import init_repo
@@ -171,8 +172,7 @@ def adopt_one(repo: git.Repo, result: AuditResult, console: Console) -> None:
     cluster, kind, path = _ADOPTED
     finding = next(f for f in result.findings if (f.object.kind, f.path) == (kind, path))
     console.data(
-        f"\n=== gpu-gitops adopt --cluster {cluster} --finding {finding.id} "
-        "(keep the hand-added device in git) ===\n"
+        f"\n=== {adopt_command(cluster, finding.id)} (keep the hand-added device in git) ===\n"
     )
     prepared = prepare(repo, result, {}, [finding.id])
     report_plan(prepared, console)

@@ -13,6 +13,7 @@ import html
 import re
 
 __all__ = [
+    "adopt_command",
     "code_span",
     "html_text",
     "inert",
@@ -109,3 +110,9 @@ def html_text(text: str) -> str:
     """Untrusted text for HTML, in element content or a quoted attribute value: one line,
     `& < > " '` as character references, so it can open no element, attribute or script."""
     return html.escape(inert(text), quote=True)
+
+
+def adopt_command(cluster: str, finding_id: str) -> str:
+    """The command that keeps a live change in git (`adopt`), as the audit's, the fleet's and the
+    PR bot's reports print it."""
+    return f"gpu-gitops adopt --cluster {cluster} --finding {finding_id}"

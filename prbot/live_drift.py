@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubedata.errors import GpuGitopsError
-from kubedata.text import inert
+from kubedata.text import adopt_command, inert
 from kubedata.yaml_io import load_all
 from renderer.gitrepo import open_repo
 
@@ -68,7 +68,7 @@ class LiveFinding:
 
     @property
     def adopt(self) -> str:
-        return f"gpu-gitops adopt --cluster {self.cluster} --finding {self.id}"
+        return adopt_command(self.cluster, self.id)
 
 
 @dataclass(frozen=True)

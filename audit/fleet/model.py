@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kubedata.text import adopt_command
+
 from audit.findings.finding import SEVERITIES
 from audit.fleet.prometheus import Sample
 from audit.metrics import PUSH_JOB
@@ -103,7 +105,7 @@ class FleetFinding:
 
     @property
     def adopt(self) -> str:
-        return f"gpu-gitops adopt --cluster {self.cluster} --finding {self.id}"
+        return adopt_command(self.cluster, self.id)
 
 
 @dataclass(frozen=True)
