@@ -188,8 +188,13 @@ def test_a_week_of_nights_as_prometheus_sees_it(
 
     # without honor_labels the same series are the scrape target's: job is the scrape job's
     # name, the pushed one is exported_job, and no rule (job="gpu-gitops-audit") sees them
-    plain = prom.query(f'gpu_gitops_audit_complete{{job="pushgateway-plain",cluster="{CLUSTER}"}}')
-    ((plain_labels, value),) = plain.items()
-    assert dict(plain_labels)["exported_job"] == "gpu-gitops-audit" and value == 1.0
+    # (that job scrapes on its own clock: wait for it to see night 4's push)
+    plain_query = f'gpu_gitops_audit_complete{{job="pushgateway-plain",cluster="{CLUSTER}"}}'
+    plain = wait_for(
+        "the plain scrape of night 4",
+        lambda: got if list((got := prom.query(plain_query)).values()) == [1.0] else None,
+    )
+    ((plain_labels, _),) = plain.items()
+    assert dict(plain_labels)["exported_job"] == "gpu-gitops-audit"
     assert all(a["labels"]["job"] == "gpu-gitops-audit" for a in prom.alerts())
     assert not prom.query(f'gpu_gitops_audit_complete{{exported_job="gpu-gitops-audit",{WHERE}}}')
