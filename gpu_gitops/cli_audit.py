@@ -10,21 +10,18 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 import git
 
 from audit.errors import AuditError, IncompleteReadError, KubeApiError
-from audit.findings.finding import SEVERITIES
-from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
+from audit.kube.api import KubeApi, audit_budget
 from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
 from audit.metrics import PUSH_TIMEOUT, PushError, push_metrics
-from audit.report import FORMATS, render_report
+from audit.report import render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
-from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from kubedata.budget import Budget
 from renderer.errors import GitError
@@ -32,11 +29,9 @@ from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
 
-__all__ = ["add_live_args", "cmd_audit", "define_audit", "live_source", "run_audit"]
+__all__ = ["cmd_audit", "live_source", "run_audit"]
 
 T = TypeVar("T")
-FAIL_ON = ("never", *reversed(SEVERITIES))
-"""--fail-on: exit 1 for a finding at or above this severity (never: only 0 or 2)."""
 
 
 def _repo(args: argparse.Namespace) -> git.Repo | None:
@@ -127,69 +122,3 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             console.problem(f"gpu-gitops: error: {exc}")
             return 2
     return result.exit_status(args.fail_on)
-
-
-def define_audit(p: argparse.ArgumentParser) -> Command:
-    """`audit`'s arguments and examples."""
-    add_examples(
-        p,
-        """
-gpu-gitops audit --cluster ams1                          # current kubeconfig context
-gpu-gitops audit --cluster ams1 --context ams1-admin -o json
-gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl dumps:
-  kubectl get RESOURCE -A --show-managed-fields -o yaml > dumps/ams1/RESOURCE.yaml
-gpu-gitops audit --cluster ams1 --in-cluster --pushgateway http://pgw:9091   # the nightly job
-gpu-gitops audit --cluster ams1 --fail-on high             # exit 1 only for high drift
-exit codes: 0 clean (nothing at or above --fail-on), 1 drift, 2 bad input or incomplete;
-the nightly CronJob runs --fail-on never: its Job fails only when the audit is incomplete""",
-    )
-    add_live_args(p)
-    p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
-    p.add_argument(
-        "--pushgateway",
-        metavar="URL",
-        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster), "
-        "within --deadline",
-    )
-    p.add_argument(
-        "--fail-on",
-        choices=FAIL_ON,
-        default="low",
-        metavar="{" + ",".join(FAIL_ON) + "}",
-        help="exit 1 when a finding at or above this severity exists (default: low; never: "
-        "drift does not change the exit code, an incomplete audit still exits 2)",
-    )
-    add_repo_arg(p)
-    return cmd_audit
-
-
-def add_live_args(p: argparse.ArgumentParser) -> None:
-    """--cluster and the options that say where and how the live state is read (audit, adopt)."""
-    p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
-    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
-    p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
-    p.add_argument(
-        "--snapshot",
-        type=Path,
-        metavar="DIR",
-        help="audit a folder of `kubectl get --show-managed-fields -o yaml` dumps",
-    )
-    p.add_argument(
-        "--in-cluster",
-        action="store_true",
-        help="service-account credentials; desired state from Flux's artifact (no checkout)",
-    )
-    p.add_argument(
-        "--ref",
-        metavar="REF",
-        help="audit against the profiles at REF, built in memory (default: what Flux applied)",
-    )
-    p.add_argument(
-        "--deadline",
-        type=float,
-        default=DEFAULT_DEADLINE,
-        metavar="SECONDS",
-        help="give up reading after this long and report the audit incomplete (audit: the push "
-        "to the Pushgateway ends within it too) "
-        f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
-    )
