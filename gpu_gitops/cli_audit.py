@@ -10,14 +10,9 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from typing import TypeVar
-
-import git
+from typing import TYPE_CHECKING, TypeVar
 
 from audit.errors import AuditError, IncompleteReadError, KubeApiError
-from audit.kube.api import KubeApi, audit_budget
-from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
-from audit.metrics import PUSH_TIMEOUT, PushError, push_metrics
 from audit.report import render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
@@ -28,6 +23,9 @@ from renderer.errors import GitError
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
+
+if TYPE_CHECKING:
+    import git
 
 __all__ = ["cmd_audit", "live_source", "run_audit"]
 
@@ -75,6 +73,10 @@ def run_audit(
     if args.snapshot is not None:
         live = Live(SnapshotReader.of_folder(args.snapshot))
         return then(audit_cluster(args.cluster, live, repo=repo, ref=args.ref), live)
+    # the API client (httpx, ssl) loads only to read a cluster: a snapshot audit starts without it
+    from audit.kube.api import KubeApi, audit_budget
+    from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
+
     if args.in_cluster and not args.kubeconfig:
         config = load_in_cluster_config()
     else:
@@ -94,11 +96,21 @@ def run_audit(
         return then(result, live)
 
 
-def _reads_budget(deadline: float, pushing: bool) -> Budget:
-    """The reads' share of --deadline: when the metrics are pushed, the push's time is kept
-    back, so an audit that used up its reads can still say so to the Pushgateway."""
-    reserve = min(PUSH_TIMEOUT, deadline / 10) if pushing else 0.0
-    return audit_budget(deadline - reserve)
+def _budgets(args: argparse.Namespace) -> tuple[Budget | None, Budget | None]:
+    """(the whole command's, the reads') shares of --deadline, from the start. When the metrics
+    are pushed, the push's time is kept back from the reads, so an audit that used up its reads
+    can still say so to the Pushgateway. None for a snapshot audit that pushes nothing: it uses
+    no network, and its start-up loads neither httpx nor prometheus_client."""
+    if args.snapshot is not None and not args.pushgateway:
+        return None, None
+    from audit.kube.api import audit_budget
+
+    reserve = 0.0
+    if args.pushgateway:
+        from audit.metrics import PUSH_TIMEOUT
+
+        reserve = min(PUSH_TIMEOUT, args.deadline / 10)
+    return audit_budget(args.deadline), audit_budget(args.deadline - reserve)
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -106,8 +118,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if problem:
         raise AuditError(f"--pushgateway: {problem}")
     # the whole command, push included, ends within --deadline
-    command = audit_budget(args.deadline)
-    reads = _reads_budget(args.deadline, bool(args.pushgateway))
+    command, reads = _budgets(args)
     result = run_audit(args, console, lambda result, _: result, reads)
     console.data(render_report(result, args.output))
     if not result.complete:
@@ -115,7 +126,9 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
             f"{len(result.problems)} problem(s), listed in the report"
         )
-    if args.pushgateway:
+    if args.pushgateway and command is not None:
+        from audit.metrics import PushError, push_metrics
+
         try:
             push_metrics(result, args.pushgateway, command)
         except PushError as exc:
