@@ -20,6 +20,7 @@ from gpu_gitops.arguments import COMMANDS, parser
 from gpu_gitops.commands import Command
 from gpu_gitops.console import Console
 from kubedata.errors import GpuGitopsError
+from kubedata.gc_pause import paused_gc
 from renderer.checkout import checkout_root
 from renderer.errors import ProfileError
 
@@ -45,7 +46,9 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
 
         start_workers(1)
     args = parser(chosen).parse_args(argv)
-    module = importlib.import_module(COMMANDS[args.command][0])
+    # what a command imports lives as long as the process: the collector need not scan it
+    with paused_gc(promote=True):
+        module = importlib.import_module(COMMANDS[args.command][0])
     command: Command = getattr(module, f"cmd_{args.command}")
     if getattr(args, "repo", "") is None:
         args.repo = checkout_root(Path.cwd())
