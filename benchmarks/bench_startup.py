@@ -38,7 +38,7 @@ from gpu_gitops.cli import COMMANDS
 from renderer.gitrepo import init_repo
 from renderer.publish.publish import publish
 
-__all__ = ["ISSUE_DAY", "main"]
+__all__ = ["ISSUE_DAY", "main", "tiny_snapshot"]
 
 ROOT = Path(__file__).resolve().parent.parent
 ISSUE_DAY = "a49d0c795a1950d2e7c42623f348b4cda530a3c9"
@@ -80,7 +80,7 @@ def _issue_day_tree(commit: str, dest: Path) -> bool:
     return True
 
 
-def _tiny_snapshot(dest: Path) -> list[str]:
+def tiny_snapshot(dest: Path) -> list[str]:
     """The arguments of `gpu-gitops audit` on the demo's ams1 snapshot, against a repository of
     ams1's profile alone whose published tip the snapshot names as applied."""
     repo = dest / "repo"
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             baseline = f"({args.baseline} is not in this clone) every command imported up front"
             old, old_root = [python, "-c", _EAGER], ROOT
         tiny = Path(tmp) / "tiny"
-        audit = [python, "-c", _OURS, *_tiny_snapshot(tiny)]
+        audit = [python, "-c", _OURS, *tiny_snapshot(tiny)]
         runs: dict[str, list[float]] = {}
         for round_ in range(args.runs + 1):  # round 0 writes the bytecode and is not counted
             times = {

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.bench_startup import tiny_snapshot
 from gpu_gitops import arguments
 from gpu_gitops.arguments import COMMANDS
 from tests.conftest import REPO_ROOT
@@ -99,6 +100,17 @@ def test_audit_loads_the_auditor(tmp_path: Path):
     assert code == 2
     assert "gpu_gitops.cli_audit" in modules
     assert {"audit", "git", "yaml"} <= packages(modules)
+
+
+def test_a_snapshot_audit_loads_no_network_client_and_builds_nothing(tmp_path: Path):
+    """An audit of a snapshot folder reads files and git: the API client (httpx, ssl), the
+    Pushgateway's prometheus_client and the renderer's build are left unloaded."""
+    code, modules = loaded(*tiny_snapshot(tmp_path))
+    assert code == 1  # the demo snapshot's planted drift
+    assert "audit.run" in modules
+    unused = {"httpx", "ssl", "prometheus_client", "prbot", "deepdiff", "jsonschema", "pykustomize"}
+    assert not packages(modules) & unused, sorted(packages(modules) & unused)
+    assert not {"renderer.kustomize.workers", "renderer.render", "audit.kube.api"} & modules
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
