@@ -17,7 +17,6 @@ from kubedata.json_text import dumps_indented
 from kubedata.text import inert, markdown_text
 
 from audit.findings.finding import FINDING_TYPES, SEVERITIES, Finding
-from audit.metrics import render_prometheus
 from audit.result import AuditResult
 
 __all__ = ["FORMATS", "MARKDOWN_LIMIT", "SCHEMA_VERSION", "render_report", "to_json"]
@@ -226,11 +225,18 @@ def render_markdown(result: AuditResult) -> str:
     return text
 
 
+def _prometheus(result: AuditResult) -> str:
+    # prometheus_client loads only for this format (start-up of every other audit)
+    from audit.metrics import render_prometheus
+
+    return render_prometheus(result)
+
+
 FORMATS: dict[str, Callable[[AuditResult], str]] = {
     "text": render_text,
     "json": render_json,
     "markdown": render_markdown,
-    "prometheus": render_prometheus,
+    "prometheus": _prometheus,
 }
 
 

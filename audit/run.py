@@ -25,10 +25,10 @@ artifact). This module runs the steps in order and finds the desired state to ru
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-import git
-import httpx
 from kubedata.budget import Budget
+from kubedata.gc_pause import paused_gc
 from kubedata.objects import KubeObject, ObjectKey
 
 from audit.checks.flux import find_kustomization
@@ -42,17 +42,14 @@ from audit.errors import AuditError
 from audit.findings.collect import dedup
 from audit.findings.finding import Finding
 from audit.kinds import FLUX_KINDS, GIT_REPOSITORY, meta, ns_name
-from audit.kube.api import paused_gc
 from audit.result import AuditResult, ReleaseInfo
-from audit.sources.artifact import (
-    artifact_of,
-    check_artifact_url,
-    download_artifact,
-    read_tarball,
-)
 from audit.sources.desired import Desired, desired_from_files, desired_from_repo, parse_revision
 from audit.sources.live import Live
 from audit.sources.state import AuditState
+
+if TYPE_CHECKING:
+    import git
+    import httpx
 
 __all__ = [
     "FLUX_KINDS",
@@ -161,6 +158,14 @@ def desired_from_artifact(
     repo_obj = live.get(key)
     if repo_obj is None:
         raise AuditError(f"GitRepository {key.namespace}/{key.name} of {ns_name(ks)} not found")
+    # httpx loads only for an audit that downloads (start-up of a snapshot audit)
+    from audit.sources.artifact import (
+        artifact_of,
+        check_artifact_url,
+        download_artifact,
+        read_tarball,
+    )
+
     url, digest, revision = artifact_of(repo_obj)
     check_artifact_url(url, key.namespace, key.name)
     files = read_tarball(download_artifact(url, digest, http, budget=budget))

@@ -15,11 +15,18 @@ a first round, not counted, runs every command once. A bare `python -c pass` in 
 what the interpreter alone costs, and a process that only imports what `validate` imports what
 those imports cost. Rounds alternate the commands, so load on the machine falls on all of them
 alike; figures are medians.
+
+Issue 25's start-up targets, in the same rounds: every `gpu-gitops COMMAND --help` at most 2x
+`gpu-gitops --help`, and `gpu-gitops audit` of a tiny snapshot within 150 ms: the demo's
+snapshot of ams1 (audit/demo/snapshots/ams1, 8 files, 18 objects) against a repository holding
+only ams1's example profile, published, whose revision the snapshot's Kustomization names as
+applied (so the audit reads the rendered branch, as in a cluster Flux keeps in sync).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,8 +35,10 @@ import time
 from pathlib import Path
 
 from gpu_gitops.cli import COMMANDS
+from renderer.gitrepo import init_repo
+from renderer.publish.publish import publish
 
-__all__ = ["ISSUE_DAY", "main"]
+__all__ = ["ISSUE_DAY", "main", "tiny_snapshot"]
 
 ROOT = Path(__file__).resolve().parent.parent
 ISSUE_DAY = "a49d0c795a1950d2e7c42623f348b4cda530a3c9"
@@ -46,6 +55,12 @@ CASES = {
     "--help": ["--help"],
     "validate of one profile": ["validate", "clusters/ams1/gpu-profile.yaml", "--repo", "{repo}"],
 }
+HELP_RATIO = 2.0
+"""Every `COMMAND --help` takes at most this many times `--help` (issue 25)."""
+SNAPSHOT_TARGET = 0.150
+"""Seconds an audit of the tiny snapshot may take, whole process (issue 25)."""
+DEMO_SNAPSHOT = ROOT / "audit" / "demo" / "snapshots" / "ams1"
+_PLACEHOLDER = "rendered@sha1:" + "0" * 40
 
 
 def _time(argv: list[str], cwd: Path) -> float:
@@ -65,6 +80,31 @@ def _issue_day_tree(commit: str, dest: Path) -> bool:
     return True
 
 
+def tiny_snapshot(dest: Path) -> list[str]:
+    """The arguments of `gpu-gitops audit` on the demo's ams1 snapshot, against a repository of
+    ams1's profile alone whose published tip the snapshot names as applied."""
+    repo = dest / "repo"
+    shutil.copytree(ROOT / "clusters" / "ams1", repo / "clusters" / "ams1")
+    init_repo(repo, "ams1", user="bench", email="bench@gpu-gitops.invalid").close()
+    tip = publish(repo).tip
+    snapshot = dest / "snapshot"
+    shutil.copytree(DEMO_SNAPSHOT, snapshot)
+    for file in snapshot.iterdir():
+        text = file.read_text()
+        file.write_text(text.replace(_PLACEHOLDER, f"rendered@sha1:{tip}"))
+    return ["audit", "--cluster", "ams1", "--snapshot", str(snapshot), "--repo", str(repo)]
+
+
+def _time_audit(argv: list[str]) -> float:
+    """One audit of the snapshot; exit 1 (its planted drift) is what it must end with."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 1:
+        raise SystemExit(f"the snapshot audit exited {done.returncode}: {done.stderr.decode()}")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -80,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             baseline = f"({args.baseline} is not in this clone) every command imported up front"
             old, old_root = [python, "-c", _EAGER], ROOT
+        tiny = Path(tmp) / "tiny"
+        audit = [python, "-c", _OURS, *tiny_snapshot(tiny)]
         runs: dict[str, list[float]] = {}
         for round_ in range(args.runs + 1):  # round 0 writes the bytecode and is not counted
             times = {
@@ -91,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                 times[name] = _time([python, "-c", _OURS, *ours], ROOT)
                 olds = [a.format(repo=old_root) for a in cli_args]
                 times[f"{name} (baseline)"] = _time([*old, *olds], old_root)
+            for command in COMMANDS:
+                times[f"{command} --help"] = _time([python, "-c", _OURS, command, "--help"], ROOT)
+            times["audit of the tiny snapshot"] = _time_audit(audit)
             for name, seconds in times.items():
                 runs.setdefault(name, []).extend([seconds] if round_ else [])
     median = {name: statistics.median(times) for name, times in runs.items()}
@@ -106,7 +151,28 @@ def main(argv: list[str] | None = None) -> int:
         f"importing what validate imports, and nothing else: {median['imports'] * 1000:.0f} ms "
         f"(a 4x validate: {budget * 1000:.0f} ms)"
     )
+    _report_targets(median, args.runs)
     return 0
+
+
+def _report_targets(median: dict[str, float], runs: int) -> None:
+    """Issue 25's lines: each COMMAND --help against --help, the snapshot audit against 150 ms."""
+    top, bare = median["--help"], median["python -c pass"]
+    print(f"COMMAND --help against --help ({top * 1000:.0f} ms), target <= {HELP_RATIO:g}x:")
+    worst = max(median[f"{command} --help"] for command in COMMANDS)
+    for command in COMMANDS:
+        seconds = median[f"{command} --help"]
+        print(f"  {command} --help: {seconds * 1000:.0f} ms | ratio {seconds / top:.2f}x")
+    met = "met" if worst <= HELP_RATIO * top else "NOT met"
+    print(f"  slowest: {worst * 1000:.0f} ms, {worst / top:.2f}x --help: {met} (median of {runs})")
+    seconds = median["audit of the tiny snapshot"]
+    met = "met" if seconds <= SNAPSHOT_TARGET else "NOT met"
+    print(
+        f"audit of the tiny snapshot (demo ams1, 18 objects): {seconds * 1000:.0f} ms | target "
+        f"{SNAPSHOT_TARGET * 1000:.0f} ms: {met} | python -c pass {bare * 1000:.0f} ms, "
+        f"--help {top * 1000:.0f} ms | ratio {seconds / bare:.1f}x python -c pass "
+        f"(median of {runs})"
+    )
 
 
 if __name__ == "__main__":

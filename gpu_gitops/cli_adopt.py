@@ -16,16 +16,16 @@ from adopt.errors import AdoptError
 from adopt.message import iso
 from adopt.pr import delete_remote_branch, open_pull_request, push_branch
 from adopt.run import Prepared, live_objects, prepare, write_branch
-from gpu_gitops.cli_audit import add_live_args, live_source, run_audit
-from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
+from gpu_gitops.cli_audit import live_source, run_audit
+from gpu_gitops.commands import say_warnings
 from gpu_gitops.console import Console
 from kubedata.text import inert, inert_lines
 from prbot.github import DEFAULT_API_URL, parse_repo
 from renderer.errors import RenderError
 from renderer.gitrepo import open_repo
-from renderer.publish.deadline import PUSH_TIMEOUT_ENV, network_budget
+from renderer.publish.deadline import network_budget
 
-__all__ = ["cmd_adopt", "define_adopt", "report_plan"]
+__all__ = ["cmd_adopt", "report_plan"]
 
 
 def report_plan(prepared: Prepared, console: Console) -> None:
@@ -137,48 +137,3 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
     say_warnings(console, prepared.warnings)
     console.say(f"read at {iso(result.timestamp)} from {source}")
     return 0
-
-
-def define_adopt(p: argparse.ArgumentParser) -> Command:
-    """`adopt`'s arguments and examples."""
-    add_examples(
-        p,
-        """
-gpu-gitops adopt --cluster ams1 --dry-run                 # print the profile diff only
-gpu-gitops adopt --cluster ams1                           # every adoptable finding
-gpu-gitops adopt --cluster ams1 --finding 3f2a9c01bd      # one finding (ids: gpu-gitops audit)
-gpu-gitops adopt --cluster ams1 --snapshot dumps/ams1/    # from kubectl get -o yaml dumps
-GITHUB_TOKEN=... gpu-gitops adopt --cluster ams1 --pr --repo-slug acme/gitops
-exit codes: 0 adopted (or nothing to adopt), 2 error (nothing written, no branch left)""",
-    )
-    add_live_args(p)
-    p.add_argument(
-        "--finding",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="adopt this finding (repeatable; default: every adoptable one)",
-    )
-    p.add_argument("--dry-run", action="store_true", help="print the profile diff; write nothing")
-    p.add_argument(
-        "--pr",
-        action="store_true",
-        help="push the branch and open (or update) a pull request; needs --repo-slug",
-    )
-    p.add_argument(
-        "--repo-slug", metavar="OWNER/NAME", help="the GitHub repository of the pull request"
-    )
-    p.add_argument(
-        "--remote", default="origin", metavar="NAME", help="where --pr pushes (default: origin)"
-    )
-    p.add_argument(
-        "--base", metavar="BRANCH", help="the pull request's base branch (default: the current one)"
-    )
-    add_repo_arg(p)
-    p.epilog = (p.epilog or "") + (
-        "\n\nenvironment (--pr):\n  GITHUB_TOKEN     token allowed to push and open pull requests"
-        f" (never printed)\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL})\n"
-        f"  {PUSH_TIMEOUT_ENV}  seconds the push and the GitHub calls may take in all"
-        " (default 300)"
-    )
-    return cmd_adopt

@@ -10,21 +10,13 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TypeVar
-
-import git
+from typing import TYPE_CHECKING, TypeVar
 
 from audit.errors import AuditError, IncompleteReadError, KubeApiError
-from audit.findings.finding import SEVERITIES
-from audit.kube.api import DEFAULT_DEADLINE, KubeApi, audit_budget
-from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
-from audit.metrics import PUSH_TIMEOUT, PushError, push_metrics
-from audit.report import FORMATS, render_report
+from audit.report import render_report
 from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
-from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from kubedata.budget import Budget
 from renderer.errors import GitError
@@ -32,11 +24,12 @@ from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
 
-__all__ = ["add_live_args", "cmd_audit", "define_audit", "live_source", "run_audit"]
+if TYPE_CHECKING:
+    import git
+
+__all__ = ["cmd_audit", "live_source", "run_audit"]
 
 T = TypeVar("T")
-FAIL_ON = ("never", *reversed(SEVERITIES))
-"""--fail-on: exit 1 for a finding at or above this severity (never: only 0 or 2)."""
 
 
 def _repo(args: argparse.Namespace) -> git.Repo | None:
@@ -80,6 +73,10 @@ def run_audit(
     if args.snapshot is not None:
         live = Live(SnapshotReader.of_folder(args.snapshot))
         return then(audit_cluster(args.cluster, live, repo=repo, ref=args.ref), live)
+    # the API client (httpx, ssl) loads only to read a cluster: a snapshot audit starts without it
+    from audit.kube.api import KubeApi, audit_budget
+    from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
+
     if args.in_cluster and not args.kubeconfig:
         config = load_in_cluster_config()
     else:
@@ -99,11 +96,21 @@ def run_audit(
         return then(result, live)
 
 
-def _reads_budget(deadline: float, pushing: bool) -> Budget:
-    """The reads' share of --deadline: when the metrics are pushed, the push's time is kept
-    back, so an audit that used up its reads can still say so to the Pushgateway."""
-    reserve = min(PUSH_TIMEOUT, deadline / 10) if pushing else 0.0
-    return audit_budget(deadline - reserve)
+def _budgets(args: argparse.Namespace) -> tuple[Budget | None, Budget | None]:
+    """(the whole command's, the reads') shares of --deadline, from the start. When the metrics
+    are pushed, the push's time is kept back from the reads, so an audit that used up its reads
+    can still say so to the Pushgateway. None for a snapshot audit that pushes nothing: it uses
+    no network, and its start-up loads neither httpx nor prometheus_client."""
+    if args.snapshot is not None and not args.pushgateway:
+        return None, None
+    from audit.kube.api import audit_budget
+
+    reserve = 0.0
+    if args.pushgateway:
+        from audit.metrics import PUSH_TIMEOUT
+
+        reserve = min(PUSH_TIMEOUT, args.deadline / 10)
+    return audit_budget(args.deadline), audit_budget(args.deadline - reserve)
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -111,8 +118,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if problem:
         raise AuditError(f"--pushgateway: {problem}")
     # the whole command, push included, ends within --deadline
-    command = audit_budget(args.deadline)
-    reads = _reads_budget(args.deadline, bool(args.pushgateway))
+    command, reads = _budgets(args)
     result = run_audit(args, console, lambda result, _: result, reads)
     console.data(render_report(result, args.output))
     if not result.complete:
@@ -120,76 +126,12 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             f"gpu-gitops: error: the audit of {args.cluster} is incomplete: "
             f"{len(result.problems)} problem(s), listed in the report"
         )
-    if args.pushgateway:
+    if args.pushgateway and command is not None:
+        from audit.metrics import PushError, push_metrics
+
         try:
             push_metrics(result, args.pushgateway, command)
         except PushError as exc:
             console.problem(f"gpu-gitops: error: {exc}")
             return 2
     return result.exit_status(args.fail_on)
-
-
-def define_audit(p: argparse.ArgumentParser) -> Command:
-    """`audit`'s arguments and examples."""
-    add_examples(
-        p,
-        """
-gpu-gitops audit --cluster ams1                          # current kubeconfig context
-gpu-gitops audit --cluster ams1 --context ams1-admin -o json
-gpu-gitops audit --cluster ams1 --snapshot dumps/ams1/   # offline, from kubectl dumps:
-  kubectl get RESOURCE -A --show-managed-fields -o yaml > dumps/ams1/RESOURCE.yaml
-gpu-gitops audit --cluster ams1 --in-cluster --pushgateway http://pgw:9091   # the nightly job
-gpu-gitops audit --cluster ams1 --fail-on high             # exit 1 only for high drift
-exit codes: 0 clean (nothing at or above --fail-on), 1 drift, 2 bad input or incomplete;
-the nightly CronJob runs --fail-on never: its Job fails only when the audit is incomplete""",
-    )
-    add_live_args(p)
-    p.add_argument("-o", "--output", choices=tuple(FORMATS), default="text")
-    p.add_argument(
-        "--pushgateway",
-        metavar="URL",
-        help="also push the metrics to this Prometheus Pushgateway (grouped by job and cluster), "
-        "within --deadline",
-    )
-    p.add_argument(
-        "--fail-on",
-        choices=FAIL_ON,
-        default="low",
-        metavar="{" + ",".join(FAIL_ON) + "}",
-        help="exit 1 when a finding at or above this severity exists (default: low; never: "
-        "drift does not change the exit code, an incomplete audit still exits 2)",
-    )
-    add_repo_arg(p)
-    return cmd_audit
-
-
-def add_live_args(p: argparse.ArgumentParser) -> None:
-    """--cluster and the options that say where and how the live state is read (audit, adopt)."""
-    p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
-    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
-    p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
-    p.add_argument(
-        "--snapshot",
-        type=Path,
-        metavar="DIR",
-        help="audit a folder of `kubectl get --show-managed-fields -o yaml` dumps",
-    )
-    p.add_argument(
-        "--in-cluster",
-        action="store_true",
-        help="service-account credentials; desired state from Flux's artifact (no checkout)",
-    )
-    p.add_argument(
-        "--ref",
-        metavar="REF",
-        help="audit against the profiles at REF, built in memory (default: what Flux applied)",
-    )
-    p.add_argument(
-        "--deadline",
-        type=float,
-        default=DEFAULT_DEADLINE,
-        metavar="SECONDS",
-        help="give up reading after this long and report the audit incomplete (audit: the push "
-        "to the Pushgateway ends within it too) "
-        f"(default: {DEFAULT_DEADLINE:g}, within the nightly Job's deadline)",
-    )

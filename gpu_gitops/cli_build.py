@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
+from gpu_gitops.commands import say_warnings
 from gpu_gitops.console import Console
 from kubedata.yaml_io import load_all
 from renderer.kustomize.workers import build_overlays
@@ -13,7 +13,7 @@ from renderer.profile import check_cluster_name
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 
-__all__ = ["cmd_build", "define_build"]
+__all__ = ["cmd_build"]
 
 
 def cmd_build(args: argparse.Namespace, console: Console) -> int:
@@ -26,16 +26,3 @@ def cmd_build(args: argparse.Namespace, console: Console) -> int:
         text = json.dumps(load_all(text), indent=2, sort_keys=True) + "\n"
     console.data(text)
     return 0
-
-
-def define_build(p: argparse.ArgumentParser) -> Command:
-    add_examples(
-        p,
-        """
-gpu-gitops build --cluster ams1
-gpu-gitops build --cluster ams1 -o json | jq '.[].kind'""",
-    )
-    p.add_argument("--cluster", required=True, metavar="NAME")
-    p.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
-    add_repo_arg(p)
-    return cmd_build

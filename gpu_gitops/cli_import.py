@@ -20,7 +20,6 @@ from pathlib import Path
 from audit.errors import AuditError
 from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import ClusterConfig, load_cluster_config
-from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from kubedata.errors import YamlError
 from kubedata.objects import KubeObject, ObjectKey
@@ -38,7 +37,7 @@ from renderer.profile import (
 )
 from renderer.repofiles import read_bytes, repo_path
 
-__all__ = ["cmd_import", "define_import"]
+__all__ = ["cmd_import"]
 
 _Text = Callable[[KubeObject, str, ImportMark], str]
 
@@ -135,20 +134,3 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     _write(path, file_text(live, args.cluster, ImportMark(_source(config), now)))
     console.say(f"wrote {rel}")
     return 0
-
-
-def define_import(p: argparse.ArgumentParser) -> Command:
-    """`import`'s arguments and examples."""
-    add_examples(
-        p,
-        """
-gpu-gitops import --cluster ams1                      # current kubeconfig context
-gpu-gitops import --cluster ams1 --context ams1-admin
-Cozystack: clusters/NAME/platform.yaml; plain Flux: clusters/NAME/kubevirt.yaml
-exit codes: 0 written, 2 error""",
-    )
-    p.add_argument("--cluster", required=True, metavar="NAME", help="cluster (clusters/<NAME>/)")
-    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: KUBECONFIG, ~/.kube)")
-    p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
-    add_repo_arg(p)
-    return cmd_import

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpu_gitops.commands import Command, add_examples, add_repo_arg
+from gpu_gitops.arguments import ACTIONS_BOT
 from gpu_gitops.console import Console
 from prbot.github import DEFAULT_API_URL, GitHub, GitHubError, parse_repo
 from prbot.live_drift import (
@@ -22,9 +22,8 @@ from prbot.refdiff import diff_refs
 from prbot.report_diff import render_json, render_text
 from prbot.report_markdown import COMMENT_LIMIT, MARKER, render_markdown
 
-__all__ = ["cmd_comment", "cmd_diff", "define_comment", "define_diff"]
+__all__ = ["cmd_comment", "cmd_diff"]
 
-_ACTIONS_BOT = "github-actions[bot]"
 _MAX_BODY_READ = 4 * COMMENT_LIMIT
 
 
@@ -106,82 +105,9 @@ def cmd_comment(args: argparse.Namespace, console: Console) -> int:
         )
     base_url = os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL
     with GitHub(token, base_url) as gh:
-        author = args.author or gh.token_login() or _ACTIONS_BOT
+        author = args.author or gh.token_login() or ACTIONS_BOT
         posted = gh.upsert_comment(owner, name, args.pr, body, MARKER, author)
     console.say(f"{posted.action} comment {posted.id} on {owner}/{name}#{args.pr}")
     if posted.url:
         console.data(posted.url + "\n")
     return 0
-
-
-def define_diff(p: argparse.ArgumentParser) -> Command:
-    """`diff`'s arguments and examples."""
-    add_examples(
-        p,
-        """
-gpu-gitops diff --base main
-gpu-gitops diff --base origin/main --head HEAD -o markdown > diff.md
-gpu-gitops diff --base v1.2.0 --head v1.3.0 -o json | jq '.warnings'
-gpu-gitops diff --base main --live-findings http://prometheus:9090   # what merging overwrites
-gpu-gitops diff --base main --live-findings reports/   # saved `audit -o json`, one per cluster""",
-    )
-    p.add_argument("--base", required=True, metavar="REF", help="the ref to compare against")
-    p.add_argument(
-        "--head",
-        default="HEAD",
-        metavar="REF",
-        help="the changed ref (default: HEAD; never the working tree)",
-    )
-    p.add_argument("-o", "--output", choices=("text", "markdown", "json"), default="text")
-    p.add_argument(
-        "--live-findings",
-        metavar="SOURCE",
-        help="warn where a change overwrites live drift: a Prometheus URL (the nightly audits' "
-        "series) or a folder of `audit -o json` reports, one per cluster",
-    )
-    p.add_argument(
-        "--deadline",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="give up on the --live-findings Prometheus after this long (default: 60)",
-    )
-    add_repo_arg(p)
-    return cmd_diff
-
-
-def define_comment(p: argparse.ArgumentParser) -> Command:
-    """`comment`'s arguments and examples; its --repo is the GitHub OWNER/NAME, as in gh."""
-    add_examples(
-        p,
-        """
-gpu-gitops diff --base origin/main -o markdown > diff.md
-GITHUB_TOKEN=... gpu-gitops comment --repo acme/gitops --pr 42 --body diff.md
-gpu-gitops diff --base origin/main -o markdown | gpu-gitops comment --repo acme/gitops --pr 42""",
-    )
-    p.add_argument(
-        "--repo",
-        dest="github_repo",
-        required=True,
-        metavar="OWNER/NAME",
-        help="the GitHub repository, as in gh",
-    )
-    p.add_argument("--pr", required=True, type=int, metavar="N", help="pull request number")
-    p.add_argument(
-        "--body",
-        default="-",
-        metavar="FILE",
-        help="file holding the Markdown body, '-' for stdin (default)",
-    )
-    p.add_argument(
-        "--author",
-        metavar="LOGIN",
-        help="login whose comment is updated (default: the token's user; "
-        f"{_ACTIONS_BOT} for tokens that cannot read it)",
-    )
-    p.epilog = (p.epilog or "") + (
-        "\n\nenvironment:\n  GITHUB_TOKEN     token allowed to comment (required; never printed)"
-        f"\n  GITHUB_API_URL   API base URL (default {DEFAULT_API_URL}; GitHub Enterprise: "
-        "https://HOST/api/v3)"
-    )
-    return cmd_comment

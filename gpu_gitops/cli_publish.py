@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 
-from gpu_gitops.commands import Command, add_examples, add_repo_arg
 from gpu_gitops.console import Console
 from renderer.publish.publish import PublishResult, publish, publish_branches
 
-__all__ = ["cmd_publish", "define_publish"]
+__all__ = ["cmd_publish"]
 
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
@@ -50,33 +49,3 @@ def _say(result: PublishResult, console: Console, remote: str) -> None:
     if result.pushed:
         retried = f" after {result.attempts - 1} retry(s)" if result.attempts > 1 else ""
         console.say(f"pushed {result.branch} to {remote}{retried}")
-
-
-def define_publish(p: argparse.ArgumentParser) -> Command:
-    """`publish`'s arguments and examples."""
-    add_examples(
-        p,
-        """
-gpu-gitops publish
-gpu-gitops publish --push            # a push rejected as non-fast-forward is redone on the new tip
-gpu-gitops publish --branch rendered-staging --push --remote upstream   # its clusters only
-gpu-gitops publish --allow-dirty     # uncommitted profile edits; hydrator.metadata says so""",
-    )
-    p.add_argument(
-        "--branch",
-        default=None,
-        metavar="NAME",
-        help="publish only the clusters whose spec.flux.branch is NAME (default: every "
-        "branch a profile names, each cluster to its own)",
-    )
-    p.add_argument("--push", action="store_true", help="push the branch after committing")
-    p.add_argument(
-        "--remote", default="origin", metavar="NAME", help="remote to push to (default: origin)"
-    )
-    p.add_argument(
-        "--allow-dirty",
-        action="store_true",
-        help="publish uncommitted changes to clusters/ instead of refusing them",
-    )
-    add_repo_arg(p)
-    return cmd_publish

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
+from gpu_gitops.commands import say_warnings
 from gpu_gitops.console import Console
 from renderer.render import label_commands, left_over, render_profiles
 from renderer.validate import check_clusters
 from renderer.write import checkout_lock, extra_paths, stale_files, write_dirs
 
-__all__ = ["cmd_render", "define_render"]
+__all__ = ["cmd_render"]
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
@@ -40,25 +40,3 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
         for command in label_commands(lp):
             console.data(command + "\n")
     return 0
-
-
-def define_render(p: argparse.ArgumentParser) -> Command:
-    add_examples(
-        p,
-        """
-gpu-gitops render
-gpu-gitops render --cluster ams1
-gpu-gitops render --check    # in CI: exit 1 when overlays are stale""",
-    )
-    p.add_argument(
-        "--cluster",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only this cluster (repeatable)",
-    )
-    p.add_argument(
-        "--check", action="store_true", help="write nothing; exit 1 if generated files are stale"
-    )
-    add_repo_arg(p)
-    return cmd_render

@@ -6,18 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
 from renderer.rules.profile_schema import profile_schema
 
-__all__ = ["cmd_schema", "define_schema"]
+__all__ = ["cmd_schema"]
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     console.data(json.dumps(profile_schema(), indent=2) + "\n")
     return 0
-
-
-def define_schema(p: argparse.ArgumentParser) -> Command:
-    add_examples(p, "gpu-gitops schema > gpu-profile.schema.json")
-    return cmd_schema

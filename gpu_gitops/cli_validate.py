@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from gpu_gitops.commands import Command, add_examples, add_repo_arg, say_warnings
+from gpu_gitops.commands import say_warnings
 from gpu_gitops.console import Console
 from renderer.kustomize.committed import checked_copy
 from renderer.kustomize.library import KUSTOMIZATION
@@ -17,7 +17,7 @@ from renderer.profile import cluster_named_by, discover_clusters
 from renderer.repofiles import repo_path
 from renderer.validate import check_clusters
 
-__all__ = ["cmd_validate", "define_validate"]
+__all__ = ["cmd_validate"]
 
 T = TypeVar("T")
 
@@ -68,25 +68,3 @@ class _Background(Generic[T]):
             raise self._outcome
         assert self._outcome is not None
         return self._outcome[0]
-
-
-def define_validate(p: argparse.ArgumentParser) -> Command:
-    add_examples(
-        p,
-        """
-gpu-gitops validate
-gpu-gitops validate clusters/ams1
-gpu-gitops validate clusters/ams1/gpu-profile.yaml
-gpu-gitops validate --crds crds/    # CRD files of the cluster (kubectl get crd -o yaml)""",
-    )
-    p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="cluster folders or profile files (default: all)"
-    )
-    p.add_argument(
-        "--crds",
-        type=Path,
-        metavar="DIR",
-        help="also check the built output against the CRD files in DIR (schema, unknown fields)",
-    )
-    add_repo_arg(p)
-    return cmd_validate

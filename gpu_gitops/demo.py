@@ -23,7 +23,6 @@ from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import Live, SnapshotReader
 from gpu_gitops.cli_adopt import report_plan
-from gpu_gitops.commands import Command, add_examples
 from gpu_gitops.console import Console
 from kubedata.text import adopt_command
 from kubedata.yaml_io import load_all
@@ -35,7 +34,7 @@ from renderer.render import label_commands, render_profiles
 from renderer.validate import check_clusters
 from renderer.write import write_dirs
 
-__all__ = ["audit_snapshots", "define_demo", "demo_dir", "examples_dir", "run_demo"]
+__all__ = ["audit_snapshots", "cmd_demo", "demo_dir", "examples_dir", "run_demo"]
 
 
 def examples_dir() -> Path:
@@ -63,6 +62,10 @@ def _fixed_commit_dates() -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    return run_demo(console)
 
 
 def run_demo(console: Console) -> int:
@@ -117,11 +120,6 @@ def run_demo(console: Console) -> int:
                 console.data(f"label nodes of {lp.name}: {command}\n")
         audit_snapshots(root, repo, console)
     return 0
-
-
-def define_demo(p: argparse.ArgumentParser) -> Command:
-    add_examples(p, "gpu-gitops demo")
-    return lambda args, console: run_demo(console)
 
 
 def demo_dir() -> Path:

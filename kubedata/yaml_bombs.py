@@ -30,14 +30,18 @@ def bomb_problem(root: yaml.Node) -> tuple[int, str] | None:
     # depth first, iteratively: the size count below recurses
     stack = [(root, 0)]
     seen: set[int] = set()
+    aliased = False
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             return node.start_mark.line + 1, f"nested more than {MAX_DEPTH} levels deep"
         if id(node) in seen:
+            aliased = True
             continue
         seen.add(id(node))
         stack += [(child, depth + 1) for child in _children(node)]
+    if not aliased and len(seen) <= MAX_EXPANDED_NODES:
+        return None  # a tree (every document without aliases): its size is its nodes, counted
     sizes: dict[int, int] = {}
 
     def size(node: yaml.Node) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.__main__ import BENCHMARKS, main
+from gpu_gitops.arguments import COMMANDS
 
 
 def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
@@ -22,6 +23,12 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     for case in ("--help", "validate of one profile"):
         figure = rf"gpu-gitops {case}: \d+ ms \| baseline .*: \d+ ms \| ratio [0-9.]+x"
         assert re.search(figure, out)
+    assert re.search(r"COMMAND --help against --help \(\d+ ms\), target <= 2x:\n", out)
+    for command in COMMANDS:
+        assert re.search(rf"\n  {command} --help: \d+ ms \| ratio [0-9.]+x\n", out)
+    assert re.search(r"  slowest: \d+ ms, [0-9.]+x --help: (met|NOT met)", out)
+    tiny = r"audit of the tiny snapshot \(demo ams1, 18 objects\): \d+ ms \| target 150 ms: "
+    assert re.search(tiny + r"(met|NOT met) \| python -c pass \d+ ms", out)
     assert re.search(r"render \+ build 10 clusters \(\d+ objects\): [0-9.]+ s", out)
     assert re.search(r"growth 1 -> 10 clusters: .* ratio [0-9.]+", out)
     assert "baseline kubectl kustomize" in out

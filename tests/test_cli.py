@@ -25,7 +25,7 @@ import pytest
 
 from adopt.errors import AdoptError
 from audit.errors import AuditError
-from gpu_gitops import cli, cli_render
+from gpu_gitops import arguments, cli, cli_render
 from gpu_gitops.cli import main
 from gpu_gitops.console import Console
 from kubedata.budget import OverBudget
@@ -323,7 +323,7 @@ def test_progress_only_on_a_terminal():
 
 
 def _commands() -> list[str]:
-    parser = cli._parser(None)
+    parser = arguments.parser(None)
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     assert list(sub.choices) == list(cli.COMMANDS)
     return sorted(sub.choices)

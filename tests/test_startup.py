@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.bench_startup import tiny_snapshot
+from gpu_gitops import arguments
+from gpu_gitops.arguments import COMMANDS
 from tests.conftest import REPO_ROOT
 
 _PROBE = """
@@ -91,10 +94,54 @@ def test_validate_with_crds_loads_jsonschema(tmp_path: Path):
     assert "jsonschema" in packages(modules)
 
 
-def test_audit_loads_the_auditor():
+def test_audit_loads_the_auditor(tmp_path: Path):
     """The probe does see the heavy packages when a command needs them."""
-    _, modules = loaded("audit", "--help")
-    assert {"audit", "httpx", "git"} <= packages(modules)
+    code, modules = loaded("audit", "--cluster", "ams1", "--snapshot", str(tmp_path / "nope"))
+    assert code == 2
+    assert "gpu_gitops.cli_audit" in modules
+    assert {"audit", "git", "yaml"} <= packages(modules)
+
+
+def test_a_snapshot_audit_loads_no_network_client_and_builds_nothing(tmp_path: Path):
+    """An audit of a snapshot folder reads files and git: the API client (httpx, ssl), the
+    Pushgateway's prometheus_client and the renderer's build are left unloaded."""
+    code, modules = loaded(*tiny_snapshot(tmp_path))
+    assert code == 1  # the demo snapshot's planted drift
+    assert "audit.run" in modules
+    unused = {"httpx", "ssl", "prometheus_client", "prbot", "deepdiff", "jsonschema", "pykustomize"}
+    assert not packages(modules) & unused, sorted(packages(modules) & unused)
+    assert not {"renderer.kustomize.workers", "renderer.render", "audit.kube.api"} & modules
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_command_help_loads_no_command(command: str):
+    """`COMMAND --help` is answered from gpu_gitops/arguments.py alone: no command module, nothing
+    heavy, no PyYAML (what --help itself loads, and the argument definitions)."""
+    code, modules = loaded(command, "--help")
+    assert code == 0
+    assert not packages(modules) & {*_HEAVY, "yaml", "prometheus_client", "ssl"}
+    assert not {m for m, _ in COMMANDS.values()} & modules
+    renderer = {m for m in modules if m.startswith("renderer.")}
+    assert renderer == {"renderer.checkout", "renderer.errors"}
+
+
+def test_the_copied_defaults_match_their_sources():
+    """arguments.py copies a few constants of heavy modules rather than import them."""
+    from audit.findings.finding import SEVERITIES
+    from audit.fleet.prometheus import ENV_PASSWORD, ENV_TOKEN, ENV_USER
+    from audit.fleet.report import FORMATS as FLEET_FORMATS
+    from audit.kube.api import DEFAULT_DEADLINE
+    from audit.report import FORMATS as AUDIT_FORMATS
+    from prbot.github import DEFAULT_API_URL
+    from renderer.publish.deadline import PUSH_TIMEOUT_ENV
+
+    assert arguments.SEVERITIES == SEVERITIES
+    assert tuple(AUDIT_FORMATS) == arguments.AUDIT_FORMATS
+    assert tuple(FLEET_FORMATS) == arguments.FLEET_FORMATS
+    assert arguments.AUDIT_DEADLINE == DEFAULT_DEADLINE
+    assert arguments.PROMETHEUS_ENV == (ENV_TOKEN, ENV_USER, ENV_PASSWORD)
+    assert arguments.GITHUB_API_URL == DEFAULT_API_URL
+    assert arguments.PUSH_TIMEOUT_ENV == PUSH_TIMEOUT_ENV
 
 
 @pytest.mark.parametrize(

@@ -17,18 +17,17 @@ waits included) was no faster (71k), so the pause stays as short as the decoding
 from __future__ import annotations
 
 import builtins
-import gc
 import json
 import random
 import ssl
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx
 from kubedata.budget import Budget, OverBudget
 from kubedata.errors import RetriesExhausted
+from kubedata.gc_pause import paused_gc
 from kubedata.objects import KubeObject, ObjectKey
 from kubedata.retry import TRANSIENT_STATUS, Retry, RetryPolicy, retry_after, with_retries
 
@@ -46,7 +45,6 @@ __all__ = [
     "KubeApi",
     "audit_budget",
     "decode_json",
-    "paused_gc",
 ]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
@@ -74,29 +72,6 @@ def audit_budget(seconds: float = DEFAULT_DEADLINE) -> Budget:
 USER_AGENT = "gpu-gitops-audit/0.1"
 
 Objects = builtins.list[KubeObject]
-
-
-@contextmanager
-def paused_gc(pause: bool = True, promote: bool = False) -> Iterator[None]:
-    """Pause the cyclic GC (unless asked not to); leave it as the caller had it.
-
-    `promote`: on the way out, move every tracked object to the oldest generation without
-    scanning it (`gc.freeze()` then `gc.unfreeze()`). Everything made during the pause is young,
-    and the next collections would scan it all as such: for a large batch of long-lived objects
-    (an audit's decoded live state) that costs what the pause saved. Skipped when objects are
-    frozen already: that frozen set is someone else's to thaw.
-    """
-    was_enabled = gc.isenabled()
-    if pause:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if promote and pause and was_enabled and gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def decode_json(body: bytes, pause_gc: bool = True) -> Any:

@@ -30,7 +30,6 @@ from kubedata.objects import KubeObject
 from kubedata.yaml_io import load_all
 from renderer.errors import ProfileError
 from renderer.gitrepo import find_commit, resolve, tree_files
-from renderer.kustomize.workers import build_overlays
 from renderer.profile import (
     KUBEVIRT_FILE,
     PLATFORM_FILE,
@@ -40,8 +39,6 @@ from renderer.profile import (
     load_profile_bytes,
 )
 from renderer.publish.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
-from renderer.render import render_profiles
-from renderer.validate import check_files
 
 from audit.errors import AuditError
 from audit.sources.rendered_yaml import load_files
@@ -176,6 +173,11 @@ def _no_profile(commit: git.Commit, cluster: str, name: str) -> AuditError:
 def _build_from_profiles(
     commit: git.Commit, cluster: str, name: str
 ) -> tuple[list[KubeObject], LoadedProfile]:
+    # the renderer and kustomize load only for an audit that builds (start-up of a snapshot audit)
+    from renderer.kustomize.workers import build_overlays
+    from renderer.render import render_profiles
+    from renderer.validate import check_files
+
     files = _cluster_files(commit, cluster)
     if files is None:
         raise _no_profile(commit, cluster, name)

@@ -22,15 +22,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kubedata.objects import KubeObject, ObjectKey, key_of
 
 from audit.errors import IncompleteReadError, KubeApiError
 from audit.kinds import BUILTIN_GROUPS, CRD, resource_name
-from audit.kube.api import KubeApi
 from audit.kube.selectors import selector_matches
 from audit.kube.snapshot import blank_files, empty_lists, load_snapshot
+
+if TYPE_CHECKING:
+    from audit.kube.api import KubeApi
 
 __all__ = [
     "LABEL_LIST_MIN",

@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml_rs
 from kubedata.errors import YamlError
+from kubedata.gc_pause import paused_gc
 from kubedata.yaml_io import documents
 
 from audit.errors import AuditError
-from audit.kube.api import paused_gc
 
 __all__ = ["load_files"]
 
