@@ -1,19 +1,22 @@
 """The nightly audit job as a cluster runs it: wall time and peak memory of its process.
 
-    python -m benchmarks.bench_audit_job [--objects 20000] [--clusters ams1,sto1,...]
+    python -m benchmarks.bench_audit_job [--objects 20000,60000,...] [--clusters ams1,sto1,...]
 
 The CronJob's own command, args and env (from the built output of each profile, with
 `spec.audit`) run in a child process as the kubelet runs it (tests/audit/incluster.py): service
 account files, KUBERNETES_SERVICE_HOST/PORT, `--in-cluster`, the desired state downloaded from
 source-controller's artifact. Measured: the child's wall time (interpreter start and imports
-included, as a pod pays them) and its peak RSS (VmHWM sampled every 20 ms), which sizes the
-job's memory request and limit (renderer/model.py AuditResources).
+included, as a pod pays them), its peak RSS (VmHWM sampled every 20 ms), which sizes the job's
+memory request and limit (renderer/model.py AuditResources), and, on the large cluster, the
+requests it made and the bytes it read (the API server's answers, as the server counts them,
+and the artifact's downloads).
 - each demo cluster (the example profiles and sto1) on the test API server in this process,
   RBAC enforced for the job's service account, as Flux applied the rendered branch;
 - the benchmark cluster of benchmarks/bench_audit.py (`--objects` live objects: ams1's GPU
   objects and tenant namespaces, 5 % drifted) on the test API server in its own process, its
   desired objects as the rendered branch's artifact; read with an unrestricted token (the tenant
-  kinds are not what the job's RBAC grants, since gpu-gitops never renders them).
+  kinds are not what the job's RBAC grants, since gpu-gitops never renders them), once per
+  `--objects` count, then a table of them.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import re
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +91,28 @@ def demo_clusters(workdir: Path, clusters: list[str]) -> list[tuple[str, Any, di
     return runs
 
 
-def large_cluster(workdir: Path, objects: int, job: dict[str, Any]) -> tuple[Any, int, int]:
-    """The job on bench_audit's cluster of `objects` live objects: (run, live, desired)."""
+@dataclass
+class LargeRun:
+    run: Any
+    """The job's run (tests/audit/incluster.py JobRun)."""
+    live: int
+    desired: int
+    requests: int
+    """To the API server and to the artifact server."""
+    bytes_read: int
+    """Bodies of the answers of both."""
+
+
+def _served(log: Path) -> tuple[int, int]:
+    """(requests, body bytes) the test API server said it served when it stopped."""
+    found = re.search(r"served (\d+) requests, (\d+) body bytes", log.read_text())
+    if found is None:
+        raise RuntimeError(f"the test API server did not say what it served: {log.read_text()}")
+    return int(found[1]), int(found[2])
+
+
+def large_cluster(workdir: Path, objects: int, job: dict[str, Any]) -> LargeRun:
+    """The job on bench_audit's cluster of `objects` live objects."""
     from renderer.profile import PROFILE_FILE
     from tests.audit.incluster import run_container
 
@@ -116,7 +141,7 @@ def large_cluster(workdir: Path, objects: int, job: dict[str, Any]) -> tuple[Any
                 }
             elif kind == "Kustomization" and obj["spec"].get("path") == f"./{CLUSTER}":
                 obj["status"]["lastAppliedRevision"] = f"rendered@sha1:{SHA}"
-        here = workdir / "large"
+        here = workdir / f"large-{objects}"
         here.mkdir()
         with serve(live, here) as kubeconfig:
             config = yaml.safe_load(kubeconfig.read_text())
@@ -124,14 +149,20 @@ def large_cluster(workdir: Path, objects: int, job: dict[str, Any]) -> tuple[Any
             ca = base64.b64decode(cluster["certificate-authority-data"])
             token = config["users"][0]["user"]["token"]
             run = run_container(job, cluster["server"], ca, token, here)
+        requests, served = _served(here / "apiserver.log")
+        downloads = len(artifacts.requests)
     finally:
         artifacts.stop()
-    return run, len(live), len(desired)
+    return LargeRun(
+        run, len(live), len(desired), requests + downloads, served + downloads * len(data)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--objects", type=int, default=20000, help="live objects, large cluster")
+    parser.add_argument(
+        "--objects", default="20000", help="live objects of the large cluster, comma-separated"
+    )
     parser.add_argument(
         "--clusters",
         default="ams1,ber1,edge1,fra1,lab1,par1,sto1",
@@ -141,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     clusters = args.clusters.split(",")
     if CLUSTER not in clusters:
         parser.error(f"--clusters must include {CLUSTER}: its CronJob runs on the large cluster")
+    counts = [int(n) for n in args.objects.split(",")]
+    rows = []
     with tempfile.TemporaryDirectory(prefix="bench-audit-job-") as tmp:
         runs = demo_clusters(Path(tmp), clusters)
         for name, run, _ in runs:
@@ -149,12 +182,29 @@ def main(argv: list[str] | None = None) -> int:
                 f"{run.peak_rss_mb:.0f} MB"
             )
         job = next(job for name, _, job in runs if name == CLUSTER)
-        run, live, desired = large_cluster(Path(tmp), args.objects, job)
-        report = json.loads(run.stdout)
+        for count in counts:
+            large = large_cluster(Path(tmp), count, job)
+            if not large.run.stdout:
+                raise RuntimeError(f"the job printed no report: {large.run.stderr[-2000:]}")
+            report = json.loads(large.run.stdout)
+            print(
+                f"job on the {large.live}-object cluster ({large.desired} desired; "
+                f"{len(report['findings'])} findings; complete={report['complete']}): exit "
+                f"{large.run.code}, {large.run.seconds:.2f} s, peak RSS "
+                f"{large.run.peak_rss_mb:.0f} MB, {large.requests} requests, "
+                f"{large.bytes_read / 2**20:.0f} MiB read",
+                flush=True,
+            )
+            rows.append((large, report))
+    print(
+        f"\n{'objects':>8} {'desired':>8} {'findings':>8} {'complete':>8} {'seconds':>8} "
+        f"{'peak RSS MB':>11} {'requests':>8} {'MiB read':>8}"
+    )
+    for large, report in rows:
         print(
-            f"job on the {live}-object cluster ({desired} desired; {len(report['findings'])} "
-            f"findings; complete={report['complete']}): exit {run.code}, {run.seconds:.2f} s, "
-            f"peak RSS {run.peak_rss_mb:.0f} MB"
+            f"{large.live:>8} {large.desired:>8} {len(report['findings']):>8} "
+            f"{report['complete']!s:>8} {large.run.seconds:>8.1f} {large.run.peak_rss_mb:>11.0f} "
+            f"{large.requests:>8} {large.bytes_read / 2**20:>8.0f}"
         )
     return 0
 

@@ -19,6 +19,7 @@ __all__ = [
     "ACTIONS_BOT",
     "AUDIT_DEADLINE",
     "AUDIT_FORMATS",
+    "AUDIT_MAX_READ_BYTES",
     "COMMANDS",
     "FLEET_FORMATS",
     "GITHUB_API_URL",
@@ -87,6 +88,8 @@ FLEET_FORMATS = ("text", "markdown", "json", "html")
 """the keys of audit.fleet.report.FORMATS"""
 AUDIT_DEADLINE = 900.0
 """audit.kube.api.DEFAULT_DEADLINE"""
+AUDIT_MAX_READ_BYTES = 1 << 30
+"""audit.kube.api.DEFAULT_MAX_READ_BYTES"""
 PROMETHEUS_ENV = (
     "GPU_GITOPS_PROMETHEUS_TOKEN",
     "GPU_GITOPS_PROMETHEUS_USER",
@@ -263,6 +266,24 @@ def add_live_args(p: argparse.ArgumentParser) -> None:
         "to the Pushgateway ends within it too) "
         f"(default: {AUDIT_DEADLINE:g}, within the nightly Job's deadline)",
     )
+    p.add_argument(
+        "--max-read-bytes",
+        type=_size,
+        default=AUDIT_MAX_READ_BYTES,
+        metavar="SIZE",
+        help="stop reading after this many bytes of answers in all (Ki, Mi, Gi) and report the "
+        f"audit incomplete (default: {AUDIT_MAX_READ_BYTES >> 30}Gi, about twice what 200,000 "
+        "objects take)",
+    )
+
+
+def _size(text: str) -> int:
+    from kubedata.quantity import QuantityError, parse_size  # only when the option is given
+
+    try:
+        return parse_size(text)
+    except QuantityError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def define_adopt(p: argparse.ArgumentParser) -> None:

@@ -18,7 +18,7 @@ from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.console import Console
-from kubedata.budget import Budget
+from kubedata.budget import Budget, OverReadBudget
 from renderer.errors import GitError
 from renderer.gitrepo import open_repo
 from renderer.profile import check_cluster_name
@@ -63,7 +63,8 @@ def run_audit(
     budget: Budget | None = None,
 ) -> T:
     """Audit the cluster the live-state options name, and hand the result and the live state
-    (still connected) to `then`. The reads draw on `budget` (default: --deadline's)."""
+    (still connected) to `then`. The reads draw on `budget` (default: --deadline's and
+    --max-read-bytes')."""
     check_cluster_name(args.cluster)
     if args.snapshot is not None and (args.kubeconfig or args.context or args.in_cluster):
         raise AuditError(
@@ -83,14 +84,14 @@ def run_audit(
         config = load_cluster_config(args.kubeconfig, args.context)
     for warning in config.warnings:
         console.problem(f"gpu-gitops: warning: {warning}")
-    budget = budget or audit_budget(args.deadline)
+    budget = budget or audit_budget(args.deadline, args.max_read_bytes)
     with KubeApi(config, budget=budget) as api:
         live = Live(ApiReader(api))
         try:
             result = audit_cluster(args.cluster, live, repo=repo, ref=args.ref, budget=budget)
-        except (KubeApiError, IncompleteReadError) as exc:
-            # nothing more can be read (401, or no desired state): still a report, which
-            # says incomplete, so the nightly job's metrics say so too
+        except (KubeApiError, IncompleteReadError, OverReadBudget) as exc:
+            # nothing more can be read (401, the bytes spent, or no desired state): still a
+            # report, which says incomplete, so the nightly job's metrics say so too
             result = AuditResult(args.cluster, "", "", problems=[*live.problems, str(exc)])
             result.timestamp = time.time()
         return then(result, live)
@@ -110,7 +111,7 @@ def _budgets(args: argparse.Namespace) -> tuple[Budget | None, Budget | None]:
         from audit.metrics import PUSH_TIMEOUT
 
         reserve = min(PUSH_TIMEOUT, args.deadline / 10)
-    return audit_budget(args.deadline), audit_budget(args.deadline - reserve)
+    return audit_budget(args.deadline), audit_budget(args.deadline - reserve, args.max_read_bytes)
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:

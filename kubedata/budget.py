@@ -5,6 +5,8 @@ body, endless pages), or ask for long waits (Retry-After: 100000 on every read).
 command draws on one `Budget`: its deadline bounds every request and every wait between tries,
 the waits add up to at most `max_wait`, and the bytes read add up to at most `max_bytes`. Past a
 bound the read fails with `OverBudget` (the caller reports the command incomplete), never hangs.
+The bytes bound is final (`OverReadBudget`): once it is reached every later read is refused
+before it is sent, so a caller cannot fall back to reading the same bytes one object at a time.
 Where a client cannot check the deadline between reads (a response's status line and headers,
 trickled a byte at a time, are read inside the HTTP library), `cutoff` cuts the connection when
 the deadline passes.
@@ -19,12 +21,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kubedata.errors import KubeDataError
+from kubedata.quantity import canonical_quantity
 
-__all__ = ["Budget", "OverBudget"]
+__all__ = ["Budget", "OverBudget", "OverReadBudget"]
 
 
 class OverBudget(KubeDataError):
     """A bound of the command's Budget was reached; the message names it and its setting."""
+
+
+class OverReadBudget(OverBudget):
+    """The bytes bound was reached: final for the command (every later read is refused too), so
+    callers let it end the command rather than retry or read what is left piece by piece."""
 
 
 @dataclass
@@ -37,6 +45,8 @@ class Budget:
     """Bytes of response bodies the command may read."""
     setting: str = ""
     """How the user changes `seconds`, for messages ("" when it is fixed)."""
+    bytes_setting: str = ""
+    """How the user changes `max_bytes`, for messages ("" when it is fixed)."""
     clock: Callable[[], float] = time.monotonic
     sleeper: Callable[[float], None] = time.sleep
     waited: float = 0.0
@@ -53,7 +63,9 @@ class Budget:
         return self.end - self.clock()
 
     def check(self) -> None:
-        """OverBudget once the deadline has passed."""
+        """OverReadBudget once the bytes are spent; OverBudget once the deadline has passed."""
+        if self.read > self.max_bytes:
+            raise self._over_bytes()
         if self.remaining() <= 0:
             raise OverBudget(f"the deadline of {self._seconds()} passed before it was read")
 
@@ -77,13 +89,22 @@ class Budget:
         self.sleeper(seconds)
 
     def take(self, size: int) -> None:
-        """Count `size` more bytes read; OverBudget past `max_bytes`."""
+        """Count `size` more bytes read; OverReadBudget past `max_bytes`."""
         self.read += size
         if self.read > self.max_bytes:
-            raise OverBudget(
-                f"the answers add up to over {self.max_bytes} bytes, more than any cluster's "
-                "audit reads"
+            raise self._over_bytes()
+
+    def _over_bytes(self) -> OverReadBudget:
+        size = canonical_quantity(self.max_bytes)
+        if not self.bytes_setting:
+            return OverReadBudget(
+                f"the answers add up to over {size} bytes, more than this command may read"
             )
+        return OverReadBudget(
+            f"the answers add up to over {size} bytes ({self.bytes_setting} {size}), so the "
+            f"rest was not read: rerun with a larger {self.bytes_setting} (e.g. "
+            f"{canonical_quantity(2 * self.max_bytes)})"
+        )
 
     @contextmanager
     def cutoff(self, cut: Callable[[], None], what: str) -> Iterator[None]:

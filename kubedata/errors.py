@@ -5,6 +5,7 @@ GpuGitopsError              every error raised on purpose: the CLI prints it on 
  |    +-- RetriesExhausted    a call kept failing in a retryable way (kubedata.retry)
  |    +-- YamlError           a YAML text is not plain data of one document (kubedata.yaml_io)
  |    +-- OverBudget          a bound of the network budget was reached (kubedata.budget)
+ |    |    +-- OverReadBudget  its bytes: final, no later read is sent (the command ends)
  |    +-- NotRegularFile      also an OSError: no regular file (kubedata.files)
  |    +-- TooLarge            also an OSError: a file over its limit (kubedata.files)
  +-- RenderError             the renderer's (renderer.errors)

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from kubedata.errors import KubeDataError
 
-__all__ = ["QuantityError", "canonical_quantity", "parse_quantity"]
+__all__ = ["QuantityError", "canonical_quantity", "parse_quantity", "parse_size"]
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -3, "u": -2, "m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
@@ -82,3 +82,14 @@ def canonical_quantity(value: object) -> str:
             return f"{sign}{scaled.numerator}{suffix}"
     # Finer than a nano: the server would round up; keep the exact value, written out.
     return f"{sign}{Decimal(q.numerator) / Decimal(q.denominator)}"
+
+
+def parse_size(value: str) -> int:
+    """A positive whole number of bytes written as a quantity (`1Gi`, `512Mi`, `2G`, `1048576`)."""
+    try:
+        size = parse_quantity(value)
+    except QuantityError:
+        size = Fraction(0)
+    if size <= 0 or size.denominator != 1:
+        raise QuantityError(f"{value!r} is not a positive whole number of bytes (e.g. 512Mi, 2Gi)")
+    return size.numerator

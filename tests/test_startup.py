@@ -130,7 +130,7 @@ def test_the_copied_defaults_match_their_sources():
     from audit.findings.finding import SEVERITIES
     from audit.fleet.prometheus import ENV_PASSWORD, ENV_TOKEN, ENV_USER
     from audit.fleet.report import FORMATS as FLEET_FORMATS
-    from audit.kube.api import DEFAULT_DEADLINE
+    from audit.kube.api import DEFAULT_DEADLINE, DEFAULT_MAX_READ_BYTES
     from audit.report import FORMATS as AUDIT_FORMATS
     from prbot.github import DEFAULT_API_URL
     from renderer.publish.deadline import PUSH_TIMEOUT_ENV
@@ -139,6 +139,7 @@ def test_the_copied_defaults_match_their_sources():
     assert tuple(AUDIT_FORMATS) == arguments.AUDIT_FORMATS
     assert tuple(FLEET_FORMATS) == arguments.FLEET_FORMATS
     assert arguments.AUDIT_DEADLINE == DEFAULT_DEADLINE
+    assert arguments.AUDIT_MAX_READ_BYTES == DEFAULT_MAX_READ_BYTES
     assert arguments.PROMETHEUS_ENV == (ENV_TOKEN, ENV_USER, ENV_PASSWORD)
     assert arguments.GITHUB_API_URL == DEFAULT_API_URL
     assert arguments.PUSH_TIMEOUT_ENV == PUSH_TIMEOUT_ENV

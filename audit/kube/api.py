@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx
-from kubedata.budget import Budget, OverBudget
+from kubedata.budget import Budget, OverBudget, OverReadBudget
 from kubedata.errors import RetriesExhausted
 from kubedata.gc_pause import paused_gc
 from kubedata.objects import KubeObject, ObjectKey
@@ -38,9 +38,9 @@ from audit.kube.kubeconfig import ClusterConfig
 
 __all__ = [
     "DEFAULT_DEADLINE",
+    "DEFAULT_MAX_READ_BYTES",
     "DEFAULT_TIMEOUT",
     "MAX_PAGES",
-    "MAX_READ_BYTES",
     "MAX_RESPONSE_BYTES",
     "KubeApi",
     "audit_budget",
@@ -55,17 +55,24 @@ MAX_WAIT = 300.0
 """Seconds of backoff and Retry-After an audit may spend waiting in all."""
 MAX_RESPONSE_BYTES = 32 << 20
 """One answer: a page of 500 objects is a few MB."""
-MAX_READ_BYTES = 128 << 20
-"""All answers of one audit: 20,000 objects with managedFields are ~25 MB; decoded, JSON takes
-about three times its size, so this keeps an audit against an endless server under 500 MB."""
+DEFAULT_MAX_READ_BYTES = 1 << 30
+"""All answers of one audit (--max-read-bytes): benchmarks/bench_audit.py's cluster is ~2 KB of
+JSON per live object, so 200,000 objects are ~0.4 GB; twice that and more, for the artifact and
+fatter objects."""
 MAX_PAGES = 1000
 """Pages of one list: 500,000 objects at limit=500."""
 
 
-def audit_budget(seconds: float = DEFAULT_DEADLINE) -> Budget:
+def audit_budget(
+    seconds: float = DEFAULT_DEADLINE, max_bytes: int = DEFAULT_MAX_READ_BYTES
+) -> Budget:
     """The budget of one audit's reads."""
     return Budget(
-        seconds, max_wait=min(MAX_WAIT, seconds / 2), max_bytes=MAX_READ_BYTES, setting="--deadline"
+        seconds,
+        max_wait=min(MAX_WAIT, seconds / 2),
+        max_bytes=max_bytes,
+        setting="--deadline",
+        bytes_setting="--max-read-bytes",
     )
 
 
@@ -189,17 +196,18 @@ class KubeApi:
     # -- transport --------------------------------------------------------------------------
 
     def fetch(self, path: str, what: str, params: dict[str, Any] | None = None) -> Any:
-        """GET and decode one JSON document, retrying what can be retried."""
+        """GET and decode one JSON document, retrying what can be retried. OverReadBudget once the
+        audit's bytes are spent (before the request is sent, after the first refusal)."""
 
         def attempt(n: int) -> Any:
+            timeout = httpx.Timeout(  # refused here, unsent, once the budget is spent
+                self.budget.timeout(self._timeout.read or 30.0),
+                connect=self.budget.timeout(self._timeout.connect or 10.0),
+            )
             self.requests += 1
             if n > 1:
                 self.retries += 1
             try:
-                timeout = httpx.Timeout(
-                    self.budget.timeout(self._timeout.read or 30.0),
-                    connect=self.budget.timeout(self._timeout.connect or 10.0),
-                )
                 with self._client.stream(
                     "GET", path, params=params, extensions=self._extensions, timeout=timeout
                 ) as response:
@@ -241,6 +249,8 @@ class KubeApi:
                 f"{what}: gave up after {exc.attempts} attempts ({exc.why}); "
                 "check the API server's health and rerun"
             ) from None
+        except OverReadBudget:
+            raise  # final: every later read would be refused too, so the audit ends here
         except OverBudget as exc:
             raise IncompleteReadError(f"{what}: {exc}") from None
 
@@ -294,8 +304,13 @@ class KubeApi:
         label_selector: str | None = None,
         limit: int = 500,
         field_selector: str | None = None,
+        each: Callable[[KubeObject], None] | None = None,
     ) -> Objects:
-        """Every object of a kind (in one namespace, or all), page by page: complete, or raise."""
+        """Every object of a kind (in one namespace, or all), page by page: complete, or raise.
+
+        With `each`, every object is handed to it as its page arrives and none is kept (the list
+        returned is empty): memory is one page. After a restart (410) it is handed the objects
+        again from the first page, so `each` must not mind seeing an object twice."""
         resource = self._require(kind, group)
         scope = f"in namespace {namespace}" if namespace else "in all namespaces"
         what = f"list {resource.qualified} {scope if resource.namespaced else ''}".rstrip()
@@ -307,7 +322,7 @@ class KubeApi:
             base["fieldSelector"] = field_selector
         for _ in range(self.list_restarts + 1):
             try:
-                return self._pages(path, base, resource, what)
+                return self._pages(path, base, resource, what, each)
             except KubeApiError as exc:
                 if exc.status != 410:
                     raise
@@ -317,7 +332,14 @@ class KubeApi:
             "read whole; the server compacts faster than the pages arrive: rerun"
         )
 
-    def _pages(self, path: str, base: dict[str, Any], resource: ApiResource, what: str) -> Objects:
+    def _pages(
+        self,
+        path: str,
+        base: dict[str, Any],
+        resource: ApiResource,
+        what: str,
+        each: Callable[[KubeObject], None] | None,
+    ) -> Objects:
         items: Objects = []
         token = ""
         for _ in range(MAX_PAGES):
@@ -333,7 +355,11 @@ class KubeApi:
                 # Items of built-in lists come without apiVersion and kind.
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
-            items.extend(page_items)
+            if each is None:
+                items.extend(page_items)
+            else:
+                for item in page_items:
+                    each(item)
             next_token = str(meta.get("continue") or "")
             if not next_token:
                 return items

@@ -12,6 +12,10 @@ A snapshot may lack a kind altogether; the objects of such a kind are not read, 
 it, and the audit is incomplete. A snapshot that holds the cluster's CRDs says which custom kinds
 are served: one whose CRD is not among them has no objects, dumped or not.
 
+An audit that compares as it reads lets go of what it compared (`Live.released`): the objects of
+a kind read inside it are dropped at its end, what was read before stays; a later read of them
+reads them again. Peak memory is then that of the largest kind, not of the whole cluster.
+
 Secrets are never listed whole: per namespace, only those labelled as applied by the audited Flux
 Kustomization are listed (the Secrets git declares), and any declared one not among them is read
 by name, so no Secret git does not declare is read.
@@ -20,7 +24,8 @@ by name, so no Secret git does not declare is read.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -51,6 +56,8 @@ LISTED_BY_LABEL = frozenset({("", "Secret")})
 LABEL_LIST_MIN = 2
 """Objects of such a kind wanted in one namespace for its labelled list to be worth a request."""
 Objects = list[KubeObject]
+Each = Callable[[KubeObject], None]
+"""Takes each object of a list as its page arrives (ApiReader) instead of the list keeping it."""
 
 
 class Reader(Protocol):
@@ -70,11 +77,20 @@ class Reader(Protocol):
         """The CustomResourceDefinition of a custom kind, None when there is none to read."""
 
     def prefetch(
-        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: str | None = None,
+        each: Each | None = None,
     ) -> Objects | None:
         """`list`, ahead of gets: None when that is not worth it or the list failed (then `get`
         reads as before). Raises only on 401. Once a kind is listed whole (no namespace, no
-        labels), `get` of that kind needs no request."""
+        labels), `get` of that kind needs no request. With `each`, the objects are handed to it
+        as they are read and not kept (the list returned is empty)."""
+
+    def forget(self, group: str, kind: str) -> None:
+        """Drop what the reader keeps of a kind listed whole: `get` reads it again."""
 
 
 class SnapshotReader:
@@ -125,9 +141,17 @@ class SnapshotReader:
         return found
 
     def prefetch(
-        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: str | None = None,
+        each: Each | None = None,
     ) -> Objects | None:
         return None  # everything is in memory already
+
+    def forget(self, group: str, kind: str) -> None:
+        pass  # the folder's objects are the snapshot, not a cache
 
     def uncaptured(self, group: str, kind: str) -> tuple[str, str] | None:
         resource = resource_name(group, kind)
@@ -168,13 +192,18 @@ class ApiReader:
         """Kinds listed whole: (namespace or "" when cluster-scoped, name) -> object."""
 
     def list(
-        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: str | None = None,
+        each: Each | None = None,
     ) -> list[KubeObject] | None:
         resource = self.api.resolve(kind, group)
         if resource is None:
             return None
-        found = self.api.list(kind, group, namespace=namespace, label_selector=labels)
-        if not namespace and not labels:
+        found = self.api.list(kind, group, namespace=namespace, label_selector=labels, each=each)
+        if not namespace and not labels and each is None:
             self._whole[(group, kind)] = {
                 (
                     str((o.get("metadata") or {}).get("namespace") or "")
@@ -187,16 +216,24 @@ class ApiReader:
         return found
 
     def prefetch(
-        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: str | None = None,
+        each: Each | None = None,
     ) -> Objects | None:
         try:
-            return self.list(group, kind, namespace, labels)
+            return self.list(group, kind, namespace, labels, each)
         except KubeApiError as exc:
             if exc.status == 401:
                 raise
             return None
         except IncompleteReadError:
             return None
+
+    def forget(self, group: str, kind: str) -> None:
+        self._whole.pop((group, kind), None)
 
     def get(self, key: ObjectKey) -> KubeObject | None:
         resource = self.api.resolve(key.kind, key.group)
@@ -260,20 +297,33 @@ class Live:
         return self._lists[cache]
 
     def prefetch(
-        self, keys: Iterable[ObjectKey], applied_by: str | None = None, minimum: int = PREFETCH_MIN
-    ) -> None:
+        self,
+        keys: Iterable[ObjectKey],
+        applied_by: str | None = None,
+        minimum: int = PREFETCH_MIN,
+        each: Each | None = None,
+    ) -> set[tuple[str, str]]:
         """Read what `keys` name with few lists ahead of `get` (see the module docstring): a kind
         wanted `minimum` times or more is listed whole; a kind of LISTED_BY_LABEL, per namespace,
         with the label selector `applied_by` (the Kustomization's), if given. Nothing is recorded
-        when such a list fails: `get` then reads."""
+        when such a list fails: `get` then reads.
+
+        With `each`, what a list reads is handed to it as its pages arrive and not kept (compare
+        as you list): the caller then knows each listed object, and `get` reads the others.
+        Returned: the kinds listed whole by this call; with `each`, an object of one of them that
+        `each` was not handed does not exist."""
         todo = [k for k in keys if k not in self._gets]
+        whole: set[tuple[str, str]] = set()
         for (group, kind), count in sorted(Counter((k.group, k.kind) for k in todo).items()):
             if count < minimum or (group, kind) in LISTED_BY_LABEL:
                 continue
-            if (group, kind, None, None) not in self._lists:  # else the reader has it whole
-                self._prefetched((group, kind, None, None))
+            # else the reader has it whole
+            if (group, kind, None, None) not in self._lists and self._prefetched(
+                (group, kind, None, None), each
+            ):
+                whole.add((group, kind))
         if not applied_by:
-            return
+            return whole
         per_namespace = Counter(
             (k.group, k.kind, k.namespace)
             for k in todo
@@ -281,15 +331,41 @@ class Live:
         )
         for (group, kind, namespace), count in sorted(per_namespace.items()):
             if count >= LABEL_LIST_MIN and (group, kind, namespace, applied_by) not in self._lists:
-                self._prefetched((group, kind, namespace, applied_by))
+                self._prefetched((group, kind, namespace, applied_by), each)
+        return whole
 
-    def _prefetched(self, cache: tuple[str, str, str | None, str | None]) -> None:
-        found = self.reader.prefetch(*cache)
+    def _prefetched(
+        self, cache: tuple[str, str, str | None, str | None], each: Each | None
+    ) -> bool:
+        """Whether the list was read (and, without `each`, kept)."""
+        found = self.reader.prefetch(*cache, each=each)
         if found is None:
-            return
-        self._lists[cache] = found
-        for obj in found:
-            self._gets.setdefault(key_of(obj), obj)
+            return False
+        if each is None:
+            self._lists[cache] = found
+            for obj in found:
+                self._gets.setdefault(key_of(obj), obj)
+        return True
+
+    @contextmanager
+    def released(self, group: str, kind: str) -> Iterator[None]:
+        """Objects of the kind read inside this block are let go at its end (the caller keeps
+        what it needs of them); those read before it stay. Failed reads stay failed."""
+        lists = {c for c in self._lists if c[:2] == (group, kind)}
+        gets = {k for k in self._gets if (k.group, k.kind) == (group, kind)}
+        try:
+            yield
+        finally:
+            for cache in [c for c in self._lists if c[:2] == (group, kind) and c not in lists]:
+                del self._lists[cache]
+                if cache[2:] == (None, None):
+                    self.reader.forget(group, kind)
+            for key in [
+                k
+                for k in self._gets
+                if (k.group, k.kind) == (group, kind) and k not in gets and k not in self.unread
+            ]:
+                del self._gets[key]
 
     def crd(self, group: str, kind: str) -> KubeObject | None:
         """The served CustomResourceDefinition of a custom kind (read once); None for a built-in

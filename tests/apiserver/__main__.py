@@ -3,13 +3,15 @@
     python -m tests.apiserver [--objects DIR] [--bulk N]
 
 Serves the CRDs of tests/data/crds and the objects under DIR. Prints the URL and writes a
-kubeconfig (token auth) to $TMPDIR/apiserver.kubeconfig, then serves until interrupted.
+kubeconfig (token auth) to $TMPDIR/apiserver.kubeconfig, then serves until interrupted (Ctrl-C or
+SIGTERM); then prints to stderr what it served: `served N requests, B body bytes`.
 `--bulk N` adds N ConfigMaps in namespace `bulk` (for list benchmarks).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 import time
@@ -58,11 +60,16 @@ def main(argv: list[str] | None = None) -> int:
         server.add_token("dev-token", "developer", ("system:masters",))
         server.kubeconfig(args.kubeconfig, token="dev-token")
         print(server.url, args.kubeconfig, flush=True)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
             pass
+        print(
+            f"served {len(server.requests)} requests, {sum(server.sent)} body bytes",
+            file=sys.stderr,
+        )
     return 0
 
 

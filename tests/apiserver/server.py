@@ -64,6 +64,8 @@ class ApiServer:
         self.tokens: dict[str, User] = {}
         self.denied: set[tuple[str, str, str, str]] = set()
         self.requests: list[RequestRecord] = []
+        self.sent: list[int] = []
+        """The body size of every answer, in bytes."""
         self.allow_anonymous = allow_anonymous
         self.forbidden: list[str] = []
         """Every 403: the Status message (the request it refused)."""

@@ -89,6 +89,7 @@ class Handler(BaseHTTPRequestHandler):
             body = body[: len(body) // 2]
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        self.server.app.sent.append(len(body))  # append: atomic across handler threads
         if fault is not None and fault.kind == "truncate":
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()

@@ -275,6 +275,43 @@ def test_audit_through_the_api_server(
     assert all("/namespaces/cozy-" in r.path for r in secrets)
 
 
+def test_a_spent_read_budget_is_one_problem_and_the_last_read(
+    demo_server: ApiServer, repo_and_tip: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, _ = repo_and_tip
+    config = kubeconfig(demo_server, tmp_path)
+    code, _, err = audit_cli("ams1", "--kubeconfig", config, repo, "-o", "json")
+    assert code == 1, err  # complete with the default budget
+    whole = len(demo_server.requests)
+    code, out, err = audit_cli(
+        "ams1", "--kubeconfig", config, repo, "-o", "json", "--max-read-bytes", "16Ki"
+    )
+    assert code == 2 and "incomplete" in err
+    doc = json.loads(out)
+    assert doc["complete"] is False
+    assert doc["problems"] == [
+        "the answers add up to over 16Ki bytes (--max-read-bytes 16Ki), so the rest was not "
+        "read: rerun with a larger --max-read-bytes (e.g. 32Ki)"
+    ]
+    assert len(demo_server.requests) - whole < whole / 2  # it stopped at the refusal
+
+
+@pytest.mark.parametrize("size", ["0", "-1Mi", "1.5", "lots", "1Zi"])
+def test_a_bad_max_read_bytes_is_one_line_and_exit_2(
+    size: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpu_gitops.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["audit", "--cluster", "ams1", f"--max-read-bytes={size}"])
+    assert done.value.code == 2
+    [line] = [ln for ln in capsys.readouterr().err.splitlines() if "error" in ln]
+    assert line.endswith(
+        f"argument --max-read-bytes: '{size}' is not a positive whole number of bytes "
+        "(e.g. 512Mi, 2Gi)"
+    )
+
+
 def test_a_forbidden_read_makes_the_audit_incomplete(
     demo_server: ApiServer, repo_and_tip: tuple[Path, str], tmp_path: Path
 ) -> None:

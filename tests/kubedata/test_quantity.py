@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubedata.quantity import QuantityError, canonical_quantity, parse_quantity
+from kubedata.quantity import QuantityError, canonical_quantity, parse_quantity, parse_size
 
 
 @pytest.mark.parametrize(
@@ -121,3 +121,16 @@ def test_canonical_spelling_keeps_the_sign_and_the_small_suffixes(
 ) -> None:
     assert canonical_quantity(value) == spelling
     assert parse_quantity(spelling) == parse_quantity(value), "the spelling is itself a quantity"
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("1Gi", 1 << 30), ("512Mi", 512 << 20), ("2G", 2 * 10**9), ("1024", 1024)]
+)
+def test_a_size_is_a_whole_positive_number_of_bytes(text: str, size: int) -> None:
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["0", "-1Mi", "1.5", "100m", "lots", ""])
+def test_what_is_not_a_size(text: str) -> None:
+    with pytest.raises(QuantityError):
+        parse_size(text)

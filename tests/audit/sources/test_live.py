@@ -12,10 +12,12 @@ import pytest
 import yaml
 
 from audit.checks.flux import applied_by
-from audit.kube.api import KubeApi
+from audit.kube.api import KubeApi, audit_budget
+from audit.kube.kubeconfig import ClusterConfig
 from audit.run import audit
 from audit.sources.desired import Desired
 from audit.sources.live import LABEL_LIST_MIN, PREFETCH_MIN, ApiReader, Live, SnapshotReader
+from kubedata.budget import OverReadBudget
 from kubedata.objects import ObjectKey, key_of
 from tests.apiserver import ApiServer, RequestRecord, Store
 
@@ -113,6 +115,50 @@ def test_a_refused_list_falls_back_to_gets_and_the_audit_stays_complete(
     assert [r.path for r in reads[1:]] == [  # ...then each object by name, as before
         f"/api/v1/namespaces/{NS}/configmaps/cm-{i:02d}" for i in range(PREFETCH_MIN + 4)
     ]
+
+
+def test_a_kind_listed_whole_is_compared_as_its_pages_arrive_and_not_kept(
+    store: Store, api_server: ApiServer, kube: KubeApi
+) -> None:
+    count = PREFETCH_MIN + 4
+    live_objects = [configmap(i) for i in range(count)]
+    live_objects[3] = configmap(3, "edited")
+    store.put_all(live_objects[1:])  # cm-00 was deleted
+    since = len(api_server.requests)
+    live = Live(ApiReader(kube))
+    result = audit(desired([configmap(i) for i in range(count)]), live)
+    assert result.complete
+    found = [
+        (f.type, f.object.name, f.path) for f in result.findings if f.object.kind == "ConfigMap"
+    ]
+    assert sorted(found) == [("missing", "cm-00", ""), ("modified", "cm-03", "/data/k")]
+    # one list, no GET (absent from the whole list is absent), and nothing of it kept
+    assert [r.path for r in requests_for(api_server, "configmaps", since)] == ["/api/v1/configmaps"]
+    assert not [key for key in live._gets if key.kind == "ConfigMap"]
+    assert not [cache for cache in live._lists if cache[1] == "ConfigMap"]
+
+
+def test_a_spent_read_budget_ends_the_audit_at_the_first_refusal(
+    store: Store, api_server: ApiServer, token_config: ClusterConfig
+) -> None:
+    count = 200  # one page of ~2 KB objects, over the budget: refused while it is read
+    store.put_all(configmap(i, "x" * 2000) for i in range(count))
+    with KubeApi(token_config, budget=audit_budget(60, max_bytes=64 << 10)) as kube:
+        since = len(api_server.requests)
+        with pytest.raises(OverReadBudget) as refused:
+            audit(desired([configmap(i) for i in range(count)]), Live(ApiReader(kube)))
+        # the list, never each object by name after it (what a failed list falls back to)
+        assert [r.path for r in requests_for(api_server, "configmaps", since)] == [
+            "/api/v1/configmaps"
+        ]
+        sent = len(api_server.requests)
+        with pytest.raises(OverReadBudget):  # final: refused before it is sent
+            kube.get(key_of(configmap(0)))
+        assert len(api_server.requests) == sent
+    assert str(refused.value) == (
+        "the answers add up to over 64Ki bytes (--max-read-bytes 64Ki), so the rest was not "
+        "read: rerun with a larger --max-read-bytes (e.g. 128Ki)"
+    )
 
 
 # -- Secrets -------------------------------------------------------------------------------------
