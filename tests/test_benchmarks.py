@@ -55,6 +55,13 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
         r"baseline GitPython \+ PyYAML read, list, DeepDiff per pair: [0-9.]+ s \(read [0-9.]+ s; "
     )
     assert re.search(baseline + r"list [0-9.]+ s; .*scaled\).*ratio [0-9.]+x", out)
+    script = (
+        r"baseline careful script \(ls-tree \+ cat-file --batch, C YAML, httpx \+ orjson lists, "
+    )
+    script += (
+        r"dict walk\): [0-9.]+ s \(median of .*\), flags \d+ of \d+ objects \| ours [0-9.]+ s, "
+    )
+    assert re.search(script + r"\d+ findings \| ratio [0-9.]+x", out)
     adopt = r"adopt on the same cluster \(2 findings adopted, \d+ not adoptable; commit on a new "
     adopt += r"branch\): [0-9.]+ s \(median of .*: its audit [0-9.]+ s \+ plan, edit, validate, "
     adopt += r"render and commit [0-9.]+ s; at most [0-9.]+ s over its audit\), peak RSS \d+ MB; "
