@@ -19,7 +19,6 @@ from audit.checks.flux import applied_by, kustomization_controller
 from audit.compare.crd import Schema
 from audit.compare.pairs import compare_objects
 from audit.findings.classify import is_partial
-from audit.kinds import live_key
 from audit.sources.state import AuditState
 
 __all__ = ["compare_git"]
@@ -49,19 +48,19 @@ def compare_git(state: AuditState) -> None:
             "classified as kustomize-controller would treat them"
         )
     live, findings = state.live, state.findings
+    desired = state.desired.objects
     by_kind: dict[tuple[str, str], list[tuple[int, ObjectKey]]] = {}
-    for index, obj in enumerate(state.desired.objects):
-        key = live_key(obj)
+    for index, key in enumerate(desired.keys):
         by_kind.setdefault((key.group, key.kind), []).append((index, key))
     outcomes: dict[int, _Drifted | str] = {}
     labels = applied_by(state.kustomization)
     for (group, kind), wanted in by_kind.items():
         with live.released(group, kind):
             outcomes.update(_compare_kind(state, wanted, labels))
-    for index, obj in enumerate(state.desired.objects):
-        outcome = outcomes.get(index)
+    for index in sorted(outcomes):
+        outcome = outcomes[index]
         if outcome == _MISSING:
-            findings.add(findings.missing(obj, controller, "git"))
+            findings.add(findings.missing(desired[index], controller, "git"))
         elif isinstance(outcome, _Drifted):
             compared = state.compared[key_of(outcome.live)]
             for change in outcome.changes:
@@ -94,7 +93,7 @@ def _compare_kind(
         for index in by_name.get(key.name, ()):
             # a cluster-scoped object (no namespace) is the one git names, whatever namespace
             # the render gave it (as ApiReader.get reads it)
-            if key.namespace and key.namespace != live_key(desired[index]).namespace:
+            if key.namespace and key.namespace != desired.keys[index].namespace:
                 continue
             handed.add(index)
             outcome = _pair(state, desired[index], live_obj)

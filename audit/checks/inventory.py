@@ -43,7 +43,7 @@ def inventory(state: AuditState) -> None:
     live, findings = state.live, state.findings
     # what the profile's wiring predicts is owned too: a kept Package the profile asks for again
     # is rendered by the platform release's next upgrade, not left behind
-    desired_keys = {live_key(o) for o in (*state.desired.objects, *state.expected.objects)}
+    desired_keys = {*state.desired.objects.keys, *map(live_key, state.expected.objects)}
     inventories = inventory_ids(live.list(*KUSTOMIZATION))
     ours = ns_name(state.kustomization) if state.kustomization else None
     # Packages exist on Cozystack only; the job's RBAC grants them there only (audit_rbac)

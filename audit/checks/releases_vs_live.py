@@ -56,9 +56,7 @@ def load_releases(state: AuditState) -> None:
     else:
         # no profile (a rendered tree published without source/): the releases of the
         # HelmReleases git declares, which are what Flux applies
-        in_git = {
-            k for k in map(key_of, state.desired.objects) if (k.group, k.kind) == HELM_RELEASE
-        }
+        in_git = {k for k in state.desired.objects.keys if (k.group, k.kind) == HELM_RELEASE}
         namespaces = tuple(
             sorted(
                 {

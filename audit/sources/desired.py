@@ -41,6 +41,7 @@ from renderer.profile import (
 from renderer.publish.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
 
 from audit.errors import AuditError
+from audit.sources.packed import PackedObjects
 from audit.sources.rendered_yaml import load_files
 
 __all__ = [
@@ -63,7 +64,7 @@ class Desired:
     cluster: str
     source: DesiredSource
     revision: str
-    objects: tuple[KubeObject, ...]
+    objects: PackedObjects
     profile: LoadedProfile | None = None
     notes: tuple[str, ...] = field(default=())
 
@@ -84,7 +85,7 @@ def parse_revision(revision: str) -> tuple[str, str]:
     return ref, sha if _SHA.match(sha) else ""
 
 
-def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> list[KubeObject]:
+def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> PackedObjects:
     """Every object of `<cluster>/` in a rendered tree (path -> bytes), file order; the profile's
     files under `<cluster>/source/` are not objects."""
     prefix = f"{cluster}/"
@@ -97,13 +98,12 @@ def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> li
         and not path.startswith(source)
         and path.rpartition("/")[2] != KUSTOMIZATION_FILE
     ]
-    parsed = load_files({path: files[path] for path in paths}, where)
-    return [
-        doc
-        for path in paths
-        for doc in parsed[path]
-        if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind")
-    ]
+    objects = PackedObjects()
+    for _, docs in load_files({path: files[path] for path in paths}, where):
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind"):
+                objects.append(doc)
+    return objects
 
 
 def _metadata(files: Mapping[str, bytes], cluster: str) -> Metadata | None:
@@ -230,7 +230,7 @@ def _rendered_at(
         return None
     profile, more = _with_profile(repo, files, cluster, head)
     objects = rendered_objects(files, cluster, where or commit.hexsha[:12])
-    return Desired(cluster, source, revision, tuple(objects), profile, tuple(notes + more))
+    return Desired(cluster, source, revision, objects, profile, tuple(notes + more))
 
 
 def desired_from_repo(
@@ -285,7 +285,7 @@ def desired_from_repo(
         cluster,
         "profiles-head",
         f"{name}@sha1:{head.hexsha}",
-        tuple(objects),
+        PackedObjects(objects),
         profile,
         tuple(notes),
     )
@@ -320,4 +320,4 @@ def desired_from_files(
     if not objects:
         raise AuditError(f"the artifact of {revision} has no objects under {folder}/")
     profile, more = published_profile(remapped, cluster)
-    return Desired(cluster, source, revision, tuple(objects), profile, (*notes, *more))
+    return Desired(cluster, source, revision, objects, profile, (*notes, *more))

@@ -110,7 +110,7 @@ class AuditState:
 
     @classmethod
     def start(cls, desired: Desired, live: Live, kustomization: KubeObject | None) -> AuditState:
-        platform_obj = platform_package(desired.objects)
+        platform_obj = platform_package(desired.objects.of_kind("Package"))
         profile = desired.profile
         platform = (
             profile.profile.spec.platform.type

@@ -26,6 +26,7 @@ from audit.result import AuditResult
 from audit.run import audit
 from audit.sources.desired import Desired
 from audit.sources.live import Live, SnapshotReader
+from audit.sources.packed import PackedObjects
 from tests.conftest import DATA
 
 REAL = DATA / "real"
@@ -93,7 +94,7 @@ def declared(live: dict[str, Any], spec: dict[str, Any], partial: bool = False) 
 def run(
     git: list[dict[str, Any]], live: list[dict[str, Any]], empty: tuple[str, ...] = ()
 ) -> AuditResult:
-    desired = Desired("real", "profiles-head", "main@sha1:" + "0" * 40, tuple(git))
+    desired = Desired("real", "profiles-head", "main@sha1:" + "0" * 40, PackedObjects(git))
     return audit(desired, Live(SnapshotReader(copy.deepcopy(live), empty)), None, now=0.0)
 
 

@@ -15,6 +15,7 @@ from audit.report import FORMATS, MARKDOWN_LIMIT, render_report, to_json
 from audit.run import AuditResult, audit
 from audit.sources.desired import Desired
 from audit.sources.live import Live, SnapshotReader
+from audit.sources.packed import PackedObjects
 from tests.apiserver.helm import release_secret
 
 CANARIES = {
@@ -68,12 +69,14 @@ def planted() -> AuditResult:
         "edge1",
         "rendered-tip",
         "rendered@sha1:" + "a" * 40,
-        (
-            _secret(
-                stringData={"token": CANARIES["git-string-data"]},
-                data={"gridd.conf": b64(CANARIES["git-data"])},
-            ),
-            _hr({"driver": {"licensingConfig": {"password": CANARIES["hr-values-git"]}}}),
+        PackedObjects(
+            (
+                _secret(
+                    stringData={"token": CANARIES["git-string-data"]},
+                    data={"gridd.conf": b64(CANARIES["git-data"])},
+                ),
+                _hr({"driver": {"licensingConfig": {"password": CANARIES["hr-values-git"]}}}),
+            )
         ),
     )
     live_secret = _secret(

@@ -13,9 +13,10 @@ from audit.errors import KubeApiError
 from audit.run import STEPS, audit
 from audit.sources.desired import Desired
 from audit.sources.live import Live, SnapshotReader
+from audit.sources.packed import PackedObjects
 from kubedata.objects import KubeObject
 
-NOTHING = Desired("t1", "rendered-tip", "rendered@sha1:" + "0" * 40, ())
+NOTHING = Desired("t1", "rendered-tip", "rendered@sha1:" + "0" * 40, PackedObjects())
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}}
 
 

@@ -15,6 +15,7 @@ from audit.compare.pairs import compare_objects
 from audit.run import audit
 from audit.sources.desired import Desired
 from audit.sources.live import Live, SnapshotReader
+from audit.sources.packed import PackedObjects
 from kubedata.diff import ListRule
 
 CP_CRD = "gpu-operator/deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"
@@ -110,7 +111,7 @@ def test_served_list_semantics_and_defaults_are_applied() -> None:
 
 
 def _audit(git: list[dict[str, Any]], live: list[dict[str, Any]]) -> Any:
-    desired = Desired("lab1", "profiles-head", "main@sha1:" + "0" * 40, tuple(git))
+    desired = Desired("lab1", "profiles-head", "main@sha1:" + "0" * 40, PackedObjects(git))
     return audit(desired, Live(SnapshotReader(copy.deepcopy(live))), None, now=0.0)
 
 

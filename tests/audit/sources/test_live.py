@@ -17,6 +17,7 @@ from audit.kube.kubeconfig import ClusterConfig
 from audit.run import audit
 from audit.sources.desired import Desired
 from audit.sources.live import LABEL_LIST_MIN, PREFETCH_MIN, ApiReader, Live, SnapshotReader
+from audit.sources.packed import PackedObjects
 from kubedata.budget import OverReadBudget
 from kubedata.objects import ObjectKey, key_of
 from tests.apiserver import ApiServer, RequestRecord, Store
@@ -55,7 +56,7 @@ def requests_for(server: ApiServer, plural: str, since: int = 0) -> list[Request
 
 
 def desired(objects: list[dict[str, Any]]) -> Desired:
-    return Desired("t1", "rendered-tip", "rendered@sha1:" + "0" * 40, tuple(objects))
+    return Desired("t1", "rendered-tip", "rendered@sha1:" + "0" * 40, PackedObjects(objects))
 
 
 @pytest.fixture(autouse=True)

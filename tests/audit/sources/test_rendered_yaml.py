@@ -57,7 +57,7 @@ def pyyaml(data: bytes) -> list[Any]:
 
 @pytest.mark.parametrize("text", DIFFERENT.values(), ids=DIFFERENT.keys())
 def test_texts_yaml_versions_read_differently_parse_as_yaml_1_1(text: bytes):
-    got = load_files({"f.yaml": text}, "bench")["f.yaml"]
+    got = dict(load_files({"f.yaml": text}, "bench"))["f.yaml"]
     assert got == pyyaml(text)
     assert [yaml_rs.loads(text.decode())] != got  # the case the guard exists for
 
@@ -65,7 +65,7 @@ def test_texts_yaml_versions_read_differently_parse_as_yaml_1_1(text: bytes):
 def test_a_plain_object_file_takes_the_fast_parser(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(rendered_yaml, "_pyyaml", _not_called)
     files = {"ams1/deployment_tenant-1_web.yaml": OBJECT, "ams1/empty.yaml": b"# nothing\n"}
-    got = load_files(files, "abc123")
+    got = dict(load_files(files, "abc123"))
     assert got == {path: pyyaml(data) for path, data in files.items()}
     assert got["ams1/empty.yaml"] == []
 
@@ -80,7 +80,7 @@ def test_one_word_that_differs_sends_only_its_files_to_pyyaml(monkeypatch: pytes
 
     monkeypatch.setattr(rendered_yaml, "_pyyaml", spy)
     files = {"a.yaml": OBJECT, "b.yaml": OBJECT + b"  paused: on\n"}
-    got = load_files(files, "abc123")
+    got = dict(load_files(files, "abc123"))
     assert seen == ["b.yaml"]
     assert got["b.yaml"][0]["spec"]["paused"] is True
 
@@ -88,7 +88,7 @@ def test_one_word_that_differs_sends_only_its_files_to_pyyaml(monkeypatch: pytes
 def test_invalid_yaml_names_the_file_on_one_line():
     one_line = r"^abc123:ams1/x.yaml:2: not valid YAML \(.+\); republish$"
     with pytest.raises(AuditError, match=one_line):
-        load_files({"ams1/ok.yaml": OBJECT, "ams1/x.yaml": b"a: [1\n"}, "abc123")
+        dict(load_files({"ams1/ok.yaml": OBJECT, "ams1/x.yaml": b"a: [1\n"}, "abc123"))
 
 
 def _not_called(data: bytes, where: str, path: str) -> list[Any]:
