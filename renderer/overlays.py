@@ -7,12 +7,11 @@ lists whole, as server-side apply will.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubedata.objects import json_pointer
+from kubedata.objects import copy_data, json_pointer
 from kubedata.yaml_io import dump_yaml
 
 from renderer.audit_rbac import audit_reads
@@ -111,7 +110,7 @@ def _ops(source: str, ops: list[Op]) -> str:
 def _platform_ops(lp: LoadedProfile) -> list[Op]:
     """The platform Package as it is today, then the GPU keys the profile sets."""
     # platform.yaml's shape (mappings where mappings belong) was checked when it was loaded.
-    today: dict[str, Any] = copy.deepcopy(lp.platform.obj) if lp.platform else {}
+    today: dict[str, Any] = copy_data(lp.platform.obj) if lp.platform else {}
     spec: dict[str, Any] = today.setdefault("spec", {})
     values = spec.setdefault("components", {}).setdefault("platform", {}).setdefault("values", {})
     gpu = platform_gpu_values(lp.profile.spec, effective_values(values, spec.get("variant")))
