@@ -153,6 +153,8 @@ class _Builder:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        if node.tag == _STR:  # most scalars: what SafeConstructor would give, without its dispatch
+            return node.value
         try:
             return self.scalars.construct_object(node)
         except (yaml.YAMLError, ValueError):
