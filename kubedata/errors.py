@@ -8,6 +8,7 @@ GpuGitopsError              every error raised on purpose: the CLI prints it on 
  |    |    +-- OverReadBudget  its bytes: final, no later read is sent (the command ends)
  |    +-- NotRegularFile      also an OSError: no regular file (kubedata.files)
  |    +-- TooLarge            also an OSError: a file over its limit (kubedata.files)
+ |    +-- NotGoYaml           a value kubedata.yaml_go does not write as kustomize would
  +-- RenderError             the renderer's (renderer.errors)
  +-- AuditError              the auditor's (audit.errors)
  +-- GitHubError             the PR bot's GitHub calls (prbot.github)
@@ -16,7 +17,7 @@ GpuGitopsError              every error raised on purpose: the CLI prints it on 
 
 from __future__ import annotations
 
-__all__ = ["GpuGitopsError", "KubeDataError", "RetriesExhausted", "YamlError"]
+__all__ = ["GpuGitopsError", "KubeDataError", "NotGoYaml", "RetriesExhausted", "YamlError"]
 
 
 class GpuGitopsError(Exception):
@@ -50,3 +51,8 @@ class YamlError(KubeDataError):
         self.file = file
         self.line = line
         self.message = message
+
+
+class NotGoYaml(KubeDataError):
+    """A value kubedata.yaml_go does not write byte for byte as kustomize would (a float, a tab,
+    non-ASCII text...): the caller builds with kustomize instead."""

@@ -11,6 +11,7 @@ __all__ = [
     "KubeObject",
     "ObjectKey",
     "canonical",
+    "copy_data",
     "json_pointer",
     "key_of",
     "pointer_token",
@@ -63,6 +64,16 @@ def pointer_tokens(pointer: str) -> tuple[str, ...]:
     if not pointer:
         return ()
     return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:])
+
+
+def copy_data(value: Any) -> Any:
+    """A deep copy of plain data (dicts, lists, scalars), several times faster than
+    copy.deepcopy, which also keeps shared and cyclic references that plain data does not have."""
+    if isinstance(value, dict):
+        return {k: copy_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_data(v) for v in value]
+    return value
 
 
 def canonical(value: Any) -> str:

@@ -11,6 +11,7 @@ same result.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,17 +43,72 @@ _Loader = yaml.CSafeLoader
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
-class _Dumper(yaml.CSafeDumper):
+_STR, _INT, _BOOL, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("str", "int", "bool", "null"))
+_MAP, _SEQ = _PLAIN_COLLECTIONS
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _str_style(text: str) -> str | None:
     """Strings a YAML 1.1 or 1.2 reader would take for something else are quoted (see
     yaml_scalars); PyYAML alone quotes only what YAML 1.1 resolves (not `1e3`, `0o12`, `y`)."""
+    if escaped_only(text):  # NEL, LS, PS: line breaks to YAML 1.1, not to 1.2
+        return '"'
+    # the emitter picks "..." itself when '...' cannot hold the text
+    return None if plain_is_string(text) else "'"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _resolve_scalar(value: str, implicit: tuple[bool, bool]) -> str:
+    return str(_RESOLVER.resolve(yaml.ScalarNode, value, implicit))  # type: ignore[no-untyped-call]
+
+
+_RESOLVER = yaml.resolver.Resolver()
+
+
+class _Dumper(yaml.CSafeDumper):
+    """PyYAML's safe dumper with the string styles of _str_style, and faster: plain data (dict,
+    list, str, int, bool, None) becomes nodes without PyYAML's generic per-value dispatch, and
+    the tag of each scalar, which its emitter asks twice, is remembered. The nodes are the ones
+    PyYAML's own representer makes (an object met twice is one node: an anchor and an alias);
+    anything else goes through PyYAML's representer (tests/kubedata/test_yaml_io.py)."""
+
+    def represent_data(self, data: Any) -> yaml.Node:
+        kind = type(data)
+        if kind is str:
+            return yaml.ScalarNode(_STR, data, style=_str_style(data))
+        if kind is dict or kind is list:
+            known: yaml.Node | None = self.represented_objects.get(id(data))
+            if known is not None:
+                return known
+            self.object_keeper.append(data)
+            node: yaml.Node
+            if kind is dict:
+                pairs: list[tuple[yaml.Node, yaml.Node]] = []
+                node = yaml.MappingNode(_MAP, pairs, flow_style=False)
+                self.represented_objects[id(data)] = node
+                pairs += [(self.represent_data(k), self.represent_data(v)) for k, v in data.items()]
+            else:
+                items: list[yaml.Node] = []
+                node = yaml.SequenceNode(_SEQ, items, flow_style=False)
+                self.represented_objects[id(data)] = node
+                items += [self.represent_data(item) for item in data]
+            return node
+        if kind is int:
+            return yaml.ScalarNode(_INT, str(data))
+        if kind is bool:
+            return yaml.ScalarNode(_BOOL, "true" if data else "false")
+        if data is None:
+            return yaml.ScalarNode(_NULL, "null")
+        return super().represent_data(data)
+
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and not self.yaml_path_resolvers:
+            return _resolve_scalar(value, tuple(implicit))
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
 
 def _represent_str(dumper: _Dumper, text: str) -> yaml.ScalarNode:
-    if escaped_only(text):  # NEL, LS, PS: line breaks to YAML 1.1, not to 1.2
-        style: str | None = '"'
-    else:  # the emitter picks "..." itself when '...' cannot hold the text
-        style = None if plain_is_string(text) else "'"
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+    return dumper.represent_scalar(_STR, text, style=_str_style(text))
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -97,6 +153,8 @@ class _Builder:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        if node.tag == _STR:  # most scalars: what SafeConstructor would give, without its dispatch
+            return node.value
         try:
             return self.scalars.construct_object(node)
         except (yaml.YAMLError, ValueError):
@@ -147,7 +205,9 @@ def nearest_line(marks: Marks, path: Path, missing: int = 1) -> int:
 
 
 def dump_yaml(obj: Any) -> str:
-    """One document, keys in insertion order: the same input gives the same bytes."""
+    """One document, keys in insertion order: the same input gives the same bytes.
+
+    (The fast path of _Dumper assumes these settings: keys unsorted, block style.)"""
     text: str = yaml.dump(
         obj,
         Dumper=_Dumper,

@@ -7,12 +7,11 @@ lists whole, as server-side apply will.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubedata.objects import json_pointer
+from kubedata.objects import copy_data, json_pointer
 from kubedata.yaml_io import dump_yaml
 
 from renderer.audit_rbac import audit_reads
@@ -44,6 +43,7 @@ from renderer.version import default_image, package_version
 
 __all__ = [
     "Overlay",
+    "Patch",
     "base_files",
     "cluster_overlay",
     "has_kubevirt_object",
@@ -57,12 +57,31 @@ _HEADER = (
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
+Op = tuple[str, str, Any]
+"""A JSON 6902 operation: (op, path, value)."""
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One patch file of an overlay, as data: its target (kind, name) and its operations."""
+
+    file: str
+    kind: str
+    name: str
+    ops: tuple[Op, ...]
+
+
 @dataclass(frozen=True)
 class Overlay:
-    """The files of overlays/<name>/ (relative paths -> text) and the bases they use."""
+    """The files of overlays/<name>/ (relative paths -> text) and the bases they use.
+
+    `patches` are the patch files as data, in the kustomization's order, when the tool wrote the
+    files (renderer.kustomize.inprocess builds them without kustomize); None otherwise.
+    """
 
     files: dict[str, str]
     bases: tuple[str, ...]
+    patches: tuple[Patch, ...] | None = None
 
 
 def pointer(*parts: str) -> str:
@@ -83,21 +102,21 @@ def _kustomization(
     return _HEADER.format(source=source) + dump_yaml(doc)
 
 
-def _ops(source: str, ops: list[tuple[str, str, Any]]) -> str:
+def _ops(source: str, ops: list[Op]) -> str:
     body = [{"op": op, "path": path, "value": value} for op, path, value in ops]
     return _HEADER.format(source=source) + dump_yaml(body)
 
 
-def _platform_ops(lp: LoadedProfile) -> list[tuple[str, str, Any]]:
+def _platform_ops(lp: LoadedProfile) -> list[Op]:
     """The platform Package as it is today, then the GPU keys the profile sets."""
     # platform.yaml's shape (mappings where mappings belong) was checked when it was loaded.
-    today: dict[str, Any] = copy.deepcopy(lp.platform.obj) if lp.platform else {}
+    today: dict[str, Any] = copy_data(lp.platform.obj) if lp.platform else {}
     spec: dict[str, Any] = today.setdefault("spec", {})
     values = spec.setdefault("components", {}).setdefault("platform", {}).setdefault("values", {})
     gpu = platform_gpu_values(lp.profile.spec, effective_values(values, spec.get("variant")))
     # JSON 6902 `add` needs the parents of each GPU key to exist.
     values.setdefault("bundles", {}).setdefault("iaas", {})
-    ops: list[tuple[str, str, Any]] = []
+    ops: list[Op] = []
     # Only labels, annotations and spec are carried over: the server-set fields a pasted
     # `kubectl get -o yaml` holds (uid, resourceVersion, managedFields...) must never be applied.
     meta = today.get("metadata") or {}
@@ -123,10 +142,12 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
     files: dict[str, str] = {}
     bases: list[str] = []
     patches: list[tuple[str, dict[str, str]]] = []
+    data: list[Patch] = []
 
-    def patch(file: str, target: dict[str, str], ops: list[tuple[str, str, Any]]) -> None:
+    def patch(file: str, target: dict[str, str], ops: list[Op]) -> None:
         files[file] = _ops(source, ops)
         patches.append((file, target))
+        data.append(Patch(file, target["kind"], target["name"], tuple(ops)))
 
     if spec.platform.type == "cozystack":
         bases.append(COZYSTACK_BASE)
@@ -142,10 +163,10 @@ def cluster_overlay(lp: LoadedProfile) -> Overlay:
     if spec.audit is not None:
         bases += _audit_job(lp, patch)
     files[KUSTOMIZATION] = _kustomization(source, [f"../base/{b}" for b in bases], patches)
-    return Overlay(dict(sorted(files.items())), tuple(bases))
+    return Overlay(dict(sorted(files.items())), tuple(bases), tuple(data))
 
 
-_Patch = Callable[[str, dict[str, str], list[tuple[str, str, Any]]], None]
+_Patch = Callable[[str, dict[str, str], list[Op]], None]
 
 
 def has_kubevirt_object(lp: LoadedProfile) -> bool:

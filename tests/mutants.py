@@ -638,7 +638,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m(
         _COZY,
         "out[key] = coalesce(out[key], value)",
-        "out[key] = copy.deepcopy(value)",
+        "out[key] = copy_data(value)",
         "drop",
         "a values map replaces the chart's instead of merging into it",
     ),

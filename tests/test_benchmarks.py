@@ -29,10 +29,11 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(r"  slowest: \d+ ms, [0-9.]+x --help: (met|NOT met)", out)
     tiny = r"audit of the tiny snapshot \(demo ams1, 18 objects\): \d+ ms \| target 150 ms: "
     assert re.search(tiny + r"(met|NOT met) \| python -c pass \d+ ms", out)
-    assert re.search(r"render \+ build 10 clusters \(\d+ objects\): [0-9.]+ s", out)
+    render = r"render \+ build 10 clusters \(\d+ objects\): [0-9.]+ s \(median of 3 rounds, "
+    assert re.search(render + r"alternating: [0-9., ]+\), peak RSS \d+ MB", out)
     assert re.search(r"growth 1 -> 10 clusters: .* ratio [0-9.]+", out)
-    pykustomize = r"baseline pykustomize in one process, per overlay on disk: [0-9.]+ s \| ours "
-    assert re.search(pykustomize + r"[0-9.]+ s \| ratio [0-9.]+x", out)
+    pykustomize = r"baseline pykustomize in one process, per overlay on disk: [0-9.]+ s "
+    assert re.search(pykustomize + r"\([0-9., ]+\) \| ours [0-9.]+ s \| ratio [0-9.]+x", out)
     assert "baseline kubectl kustomize" in out
     assert re.search(r"ratio full / diff: [0-9.]+x", out)
     fleet = r"fleet, 20 clusters x 10 findings \(120 listed\): [0-9.]+ s \(median of 1\), "

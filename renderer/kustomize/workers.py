@@ -1,4 +1,5 @@
-"""Overlays built by kustomize in worker processes (worker.py), offline, with a deadline.
+"""Overlays built by kustomize in worker processes (worker.py), offline, with a deadline; the
+tool's own overlays in this process (inprocess.py), with kustomize as its reference.
 
 The kustomize library keeps one process-wide "last error", cannot be cancelled and hangs a forked
 child. So builds run in two worker processes of their own (renderer.kustomize.worker, started
@@ -72,9 +73,7 @@ def scratch_dir(prefix: str) -> Iterator[str]:
     `gpu-gitops-*` folders nobody holds (see _sweep; no PID involved, so a reused PID fools
     nothing).
     """
-    fast = _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK)
-    base = _TMPFS if fast else Path(tempfile.gettempdir())
-    _sweep(base)
+    base = _swept_base()
     # made under a name the sweep skips, and named for it only once locked
     hidden = Path(tempfile.mkdtemp(prefix="." + prefix, dir=base))
     path = hidden.with_name(hidden.name[1:])
@@ -87,6 +86,14 @@ def scratch_dir(prefix: str) -> Iterator[str]:
         for p in (hidden, path):
             shutil.rmtree(p, ignore_errors=True)
         os.close(fd)
+
+
+def _swept_base() -> Path:
+    """Where scratch folders go, once the ones of killed runs are removed from it."""
+    fast = _TMPFS.is_dir() and os.access(_TMPFS, os.W_OK | os.X_OK)
+    base = _TMPFS if fast else Path(tempfile.gettempdir())
+    _sweep(base)
+    return base
 
 
 def _sweep(base: Path) -> None:
@@ -266,10 +273,29 @@ def _write(path: Path, text: str) -> None:
 def build_overlays(
     overlays: Mapping[str, Overlay], progress: Callable[[str], None] | None = None
 ) -> dict[str, str]:
-    """Build every overlay from a scratch copy; cluster name -> built YAML, in name order."""
-    with scratch_dir("gpu-gitops-build-") as tmp:
-        root = Path(tmp)
-        materialize(root, overlays)
-        names = sorted(overlays)
-        built = build_dirs([root / "overlays" / name for name in names], progress)
-        return dict(zip(names, built, strict=True))
+    """Build every overlay; cluster name -> built YAML, in name order.
+
+    The tool's own overlays are built in this process (inprocess.py, byte for byte what kustomize
+    prints); the others, and any it leaves, by kustomize from a scratch copy."""
+    # inprocess.py loads the whole renderer (see materialize)
+    from renderer.kustomize.inprocess import build_generated
+
+    built: dict[str, str] = {}
+    left: dict[str, Overlay] = {}
+    for name in sorted(overlays):
+        text = build_generated(overlays[name])
+        if text is None:
+            left[name] = overlays[name]
+            continue
+        built[name] = text
+        if progress:
+            progress(name)
+    if not left:
+        _swept_base()  # what killed runs left is removed all the same
+    else:
+        with scratch_dir("gpu-gitops-build-") as tmp:
+            root = Path(tmp)
+            materialize(root, left)
+            texts = build_dirs([root / "overlays" / name for name in left], progress)
+            built |= dict(zip(left, texts, strict=True))
+    return {name: built[name] for name in sorted(built)}

@@ -9,10 +9,10 @@ v1.6.2 (bfde94fd) for "1.5" and "1.6", which lacks main's bundles.system.enabled
 
 from __future__ import annotations
 
-import copy
+import functools
 from typing import Any
 
-from kubedata.objects import KubeObject
+from kubedata.objects import KubeObject, copy_data
 
 from renderer.cozystack_names import GPU_OPERATOR, HAMI, KUBEVIRT
 from renderer.errors import RenderError
@@ -97,21 +97,27 @@ class ChartFailure(RenderError):
 
 def coalesce(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """Helm's values coalescing: maps merge, null deletes the key, anything else replaces."""
-    out = copy.deepcopy(base)
+    out: dict[str, Any] = copy_data(base)
     for key, value in override.items():
         if value is None:
             out.pop(key, None)
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = coalesce(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_data(value)
     return out
 
 
 def effective_values(values: dict[str, Any], package_variant: str | None) -> dict[str, Any]:
     """The .Values the platform chart sees for a platform Package of this variant."""
-    layered = coalesce(CHART_DEFAULTS, PACKAGE_VARIANT_VALUES.get(package_variant or "default", {}))
-    return coalesce(layered, values)
+    return coalesce(_layered(package_variant), values)
+
+
+@functools.cache
+def _layered(package_variant: str | None) -> dict[str, Any]:
+    """The chart's defaults under the variant's (the same for every cluster: computed once, and
+    copied by effective_values, never changed)."""
+    return coalesce(CHART_DEFAULTS, PACKAGE_VARIANT_VALUES.get(package_variant or "default", {}))
 
 
 def _with(names: list[str], name: str, wanted: bool) -> list[str]:
@@ -174,13 +180,13 @@ def platform_gpu_values(spec: ProfileSpec, effective: dict[str, Any]) -> dict[st
 
 def apply_gpu_values(values: dict[str, Any], gpu: dict[str, Any]) -> dict[str, Any]:
     """Platform values with the GPU keys of `platform_gpu_values` set, as the build sets them."""
-    out = copy.deepcopy(values)
+    out: dict[str, Any] = copy_data(values)
     for key, value in gpu.items():
         *parents, last = key.split(".")
         node = out
         for part in parents:
             node = node.setdefault(part, {})
-        node[last] = copy.deepcopy(value)
+        node[last] = copy_data(value)
     return out
 
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import ast
+import tempfile
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
+from benchmarks.profiles import write_profiles
 from kubedata.errors import YamlError
-from kubedata.yaml_io import documents, dump_all, load_all, load_marked, nearest_line
+from kubedata.yaml_io import documents, dump_all, dump_yaml, load_all, load_marked, nearest_line
+from kubedata.yaml_scalars import escaped_only, plain_is_string
 from renderer.errors import ProfileError, yaml_problems
+from renderer.render import render_profiles
+from renderer.validate import check_clusters
 from tests.conftest import REPO_ROOT
 from tests.test_function_length import PACKAGES
 
@@ -62,6 +70,49 @@ def test_dumping_is_deterministic_and_loads_back() -> None:
     text = dump_all(docs)
     assert text == "b: 1\na:\n- true\n- x\n---\nc: null\n"
     assert load_all(text) == docs
+
+
+class _PyYamlDumper(yaml.CSafeDumper):
+    """PyYAML's own representer, with dump_yaml's string styles: what its fast path must match."""
+
+
+def _represent_str(dumper: _PyYamlDumper, text: str) -> yaml.ScalarNode:
+    style = '"' if escaped_only(text) else None if plain_is_string(text) else "'"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_PyYamlDumper.add_representer(str, _represent_str)
+
+
+def test_dumping_writes_what_pyyamls_own_representer_writes() -> None:
+    """dump_yaml's nodes for plain data are made without PyYAML's representer: the same bytes on
+    every generated file of the examples and the benchmark's profiles, and on odd data (an object
+    met twice is an anchor and an alias, floats, keys that are not strings, tuples)."""
+    shared: dict[str, Any] = {"a": [1, 2]}
+    docs: list[Any] = [
+        {"x": shared, "y": shared, "z": [shared, shared["a"]]},
+        [1.5, float("inf"), (1, 2), "é", "a\u2028b", "", "yes", "1e3", None, True, 0, -5, 10**30],
+        {1: "int key", None: 1, False: 2, 1.5: 3, (): 4},
+        [[], {}, [[]], {"": {}}],
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        write_profiles(Path(tmp), 200)
+        for root in (REPO_ROOT, Path(tmp)):
+            docs += [
+                load_all(text)
+                for files in render_profiles(check_clusters(root).profiles).dirs.values()
+                for text in files.values()
+            ]
+    for doc in docs:
+        pyyaml = yaml.dump(
+            doc,
+            Dumper=_PyYamlDumper,
+            sort_keys=False,
+            default_flow_style=False,
+            allow_unicode=True,
+            width=4096,
+        )
+        assert dump_yaml(doc) == pyyaml, doc
 
 
 def test_documents_gives_each_document_with_its_first_line_nulls_included() -> None:
