@@ -16,6 +16,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("benchmarks.bench_render", [], ["--clusters", "10", "--baseline-sample", "2"]),
     ("benchmarks.bench_diff", [], ["--clusters", "10", "--changed", "2"]),
     ("benchmarks.bench_publish", [], ["--clusters", "5"]),
+    ("benchmarks.bench_check", [], ["--clusters", "5", "--rounds", "1"]),
     ("benchmarks.bench_audit_compare", [], ["--pairs", "30"]),
     (
         "benchmarks.bench_audit",

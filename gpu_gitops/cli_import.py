@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 from audit.errors import AuditError
 from audit.kube.api import KubeApi
@@ -24,7 +22,7 @@ from gpu_gitops.console import Console
 from kubedata.errors import YamlError
 from kubedata.objects import KubeObject, ObjectKey
 from kubedata.yaml_io import load_all
-from renderer.errors import Problem, ProfileError, WriteError
+from renderer.errors import Problem, ProfileError
 from renderer.kubevirt_file import kubevirt_file_text, kubevirt_key
 from renderer.live_file import IMPORTED_AT, ImportMark
 from renderer.platform_file import PLATFORM_KEY, left_out_secrets, platform_file_text
@@ -36,26 +34,11 @@ from renderer.profile import (
     read_profile,
 )
 from renderer.repofiles import read_bytes, repo_path
+from renderer.write import replace_file
 
 __all__ = ["cmd_import"]
 
 _Text = Callable[[KubeObject, str, ImportMark], str]
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace the file whole or not at all (a temporary file renamed over it)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            Path(tmp).replace(path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise WriteError(f"cannot write {path}: {exc.strerror}; nothing was changed") from None
 
 
 def _now() -> str:
@@ -131,6 +114,6 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     ):
         console.say(f"{rel} is up to date")
         return 0
-    _write(path, file_text(live, args.cluster, ImportMark(_source(config), now)))
+    replace_file(path, file_text(live, args.cluster, ImportMark(_source(config), now)))
     console.say(f"wrote {rel}")
     return 0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kubedata.errors import KubeDataError
 
-__all__ = ["NotRegularFile", "TooLarge", "read_regular"]
+__all__ = ["NotRegularFile", "TooLarge", "read_all", "read_regular"]
 
 
 class NotRegularFile(KubeDataError, OSError):
@@ -29,11 +29,14 @@ class TooLarge(KubeDataError, OSError):
         self.size = size
 
 
-def read_regular(path: Path, limit: int, *, follow: bool = True) -> bytes:
-    """The bytes of the regular file at `path`; NotRegularFile, TooLarge, or the OSError of the
-    open (FileNotFoundError...). `follow=False` refuses a symbolic link (ELOOP)."""
+def read_regular(
+    path: Path | str, limit: int, *, follow: bool = True, dir_fd: int | None = None
+) -> bytes:
+    """The bytes of the regular file at `path` (relative to the folder `dir_fd` when given);
+    NotRegularFile, TooLarge, or the OSError of the open (FileNotFoundError...). `follow=False`
+    refuses a symbolic link (ELOOP)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    fd = os.open(path, flags)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -42,10 +45,23 @@ def read_regular(path: Path, limit: int, *, follow: bool = True) -> bytes:
             raise NotRegularFile("not a regular file")
         if info.st_size > limit:
             raise TooLarge(info.st_size)
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(limit + 1)
+        data = read_all(fd, limit + 1, info.st_size + 1)
         if len(data) > limit:  # grew while read
             raise TooLarge(len(data))
         return data
     finally:
         os.close(fd)
+
+
+def read_all(fd: int, limit: int, expected: int = 1 << 16) -> bytes:
+    """Up to `limit` bytes of the open file `fd`, to its end, in reads of about `expected` bytes
+    (its size, when known: one read then; os.read may return fewer)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = os.read(fd, min(limit - size, max(expected, 1 << 12)))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)

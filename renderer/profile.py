@@ -3,17 +3,19 @@ kubevirt.yaml) from disk or from their bytes."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kubedata.files import read_regular
 from kubedata.yaml_io import Marks, load_marked, nearest_line
 
 from renderer.cozystack_names import PLATFORM_PACKAGE, PLATFORM_VALUES
 from renderer.errors import Problem, ProfileError, yaml_problems
 from renderer.model import GPUProfile
-from renderer.repofiles import read_bytes
+from renderer.repofiles import Folders, read_bytes
 from renderer.rules.syntax import DNS_LABEL
 from renderer.schema import decode
 
@@ -38,6 +40,7 @@ __all__ = [
     "parse_profile",
     "platform_path",
     "profile_path",
+    "read_cluster_files",
     "read_profile",
 ]
 
@@ -293,6 +296,28 @@ def load_profile(root: Path, name: str) -> LoadedProfile:
     )
 
 
+def read_cluster_files(folders: Folders, name: str) -> ClusterFiles | None:
+    """The bytes of clusters/<name>/'s input files, read through folder descriptors (render reads
+    thousands); None when anything is unusual (a name that is no DNS label, no profile, a link, a
+    FIFO, a file over MAX_FILE_BYTES...): load_profile then says what is wrong."""
+    if not re.fullmatch(DNS_LABEL, name):
+        return None
+    data: list[bytes | None] = []
+    try:
+        fd = folders.get(f"clusters/{name}")
+        if fd is None:
+            return None
+        for file in INPUT_FILES:
+            try:
+                data.append(read_regular(file, MAX_FILE_BYTES, follow=False, dir_fd=fd))
+            except FileNotFoundError:
+                data.append(None)
+    except (OSError, ProfileError):
+        return None
+    profile, platform, kubevirt = data
+    return None if profile is None else ClusterFiles(profile, platform, kubevirt)
+
+
 def _decode(data: bytes, display: str) -> str:
     if len(data) > MAX_FILE_BYTES:
         raise ProfileError(
@@ -352,4 +377,11 @@ def discover_clusters(root: Path) -> list[str]:
     base = root / "clusters"
     if not base.is_dir():
         return []
-    return sorted(p.parent.name for p in base.glob(f"*/{PROFILE_FILE}"))
+    # what base.glob("*/gpu-profile.yaml") finds (links followed), without pathlib's cost per path
+    with os.scandir(base) as entries:
+        found = [
+            e.name
+            for e in entries
+            if e.is_dir() and os.path.exists(f"{e.path}/{PROFILE_FILE}")  # noqa: PTH110 (speed)
+        ]
+    return sorted(found)

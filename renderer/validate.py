@@ -19,7 +19,9 @@ from renderer.profile import (
 )
 from renderer.rules.checks import check_profile
 
-__all__ = ["Checked", "ClusterFiles", "check_clusters", "check_files"]
+__all__ = ["NO_CLUSTERS", "Checked", "ClusterFiles", "check_clusters", "check_files"]
+
+NO_CLUSTERS = Problem("clusters/", 0, "", "no clusters/<name>/gpu-profile.yaml found")
 
 
 @dataclass(frozen=True)
@@ -51,9 +53,7 @@ def check_files(clusters: Mapping[str, ClusterFiles]) -> Checked:
 
 def _check(names: Sequence[str], load: Callable[[str], LoadedProfile]) -> Checked:
     if not names:
-        raise ProfileError(
-            [Problem("clusters/", 0, "", "no clusters/<name>/gpu-profile.yaml found")]
-        )
+        raise ProfileError([NO_CLUSTERS])
     loaded: list[LoadedProfile] = []
     problems: list[Problem] = []
     for name in names:

@@ -11,68 +11,140 @@ user's umask.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from renderer.errors import WriteError
-from renderer.repofiles import link_problem, repo_path
+from kubedata.files import read_all
 
-__all__ = ["checkout_lock", "extra_paths", "stale_files", "write_dirs"]
+from renderer.errors import WriteError
+from renderer.repofiles import FOLDER, Folders, link_problem, repo_path
+
+__all__ = [
+    "checkout_lock",
+    "extra_paths",
+    "file_digest",
+    "remove_debris",
+    "replace_file",
+    "stale_digests",
+    "stale_files",
+    "write_dirs",
+]
 
 _DEBRIS = re.compile(r"\.[^/]+\.(new|old)-[0-9a-f]{16}")
 
 
-def _read(path: Path) -> bytes | None:
+def _read(name: str, dir_fd: int) -> bytes | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+        )
     except OSError:
         return None  # missing, a link or unreadable: differs from any generated text
-    with os.fdopen(fd, "rb") as f:
-        return f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    try:
+        info = os.fstat(fd)
+        return (
+            read_all(fd, info.st_size + 1, info.st_size + 1) if stat.S_ISREG(info.st_mode) else None
+        )
+    finally:
+        os.close(fd)
 
 
-def _present(base: Path) -> set[str]:
-    """Every file (or link, or other non-folder) under `base`, never following a link."""
+def _present(fd: int, prefix: str = "") -> set[str]:
+    """Every file (or link, or other non-folder) under the folder `fd`, never following a link."""
     out: set[str] = set()
-    for top, dirs, files in os.walk(base):
-        rel = Path(top).relative_to(base)
-        out |= {(rel / f).as_posix() for f in files}
-        # os.walk lists a link to a folder among the folders and does not enter it
-        out |= {(rel / d).as_posix() for d in dirs if Path(top, d).is_symlink()}
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                out.add(prefix + entry.name)
+                continue
+            try:
+                sub = os.open(entry.name, FOLDER, dir_fd=fd)
+            except OSError:
+                continue  # replaced or unreadable since it was listed: as os.walk, skip it
+            try:
+                out |= _present(sub, f"{prefix}{entry.name}/")
+            finally:
+                os.close(sub)
     return out
+
+
+def file_digest(data: bytes) -> str:
+    """What render's cache keeps of a generated file (renderer.render_cache)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def stale_files(root: Path, dirs: Mapping[str, Mapping[str, str]]) -> list[str]:
     """Files under `root` that differ from `dirs` (dir -> relative path -> text): changed,
     missing, or present but no longer generated. Sorted, relative to root."""
+    return _stale(root, dirs, lambda data, text: data == text.encode("utf-8"))
+
+
+def stale_digests(root: Path, digests: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """As stale_files, from the digests (file_digest) of the texts."""
+    return _stale(root, digests, lambda data, d: data is not None and file_digest(data) == d)
+
+
+def _stale(
+    root: Path, dirs: Mapping[str, Mapping[str, str]], same: Callable[[bytes | None, str], bool]
+) -> list[str]:
     out: list[str] = []
-    for d, files in dirs.items():
-        base = repo_path(root, d)
-        for rel, text in files.items():
-            if _read(base / rel) != text.encode("utf-8"):
-                out.append(f"{d}/{rel}")
-        if base.is_dir():
-            out += [f"{d}/{rel}" for rel in _present(base) - set(files)]
+    with Folders(root) as folders:
+        for d, files in dirs.items():
+            fd = folders.get(d)
+            if fd is None:
+                out += [f"{d}/{rel}" for rel in files]
+                continue
+            out += [f"{d}/{rel}" for rel, want in files.items() if not same(_read(rel, fd), want)]
+            out += [f"{d}/{rel}" for rel in _present(fd) - files.keys()]
     return sorted(out)
 
 
-def _debris(root: Path, dirs: Mapping[str, object]) -> list[Path]:
-    parents = {repo_path(root, d).parent for d in dirs}
-    found = (p for parent in parents if parent.is_dir() for p in parent.iterdir())
-    return sorted(p for p in found if _DEBRIS.fullmatch(p.name))
+def _debris(root: Path, dirs: Iterable[str]) -> list[Path]:
+    found: list[Path] = []
+    with Folders(root) as folders:
+        for parent in sorted({d.rpartition("/")[0] for d in dirs}):
+            fd = folders.get(parent)
+            names = [] if fd is None else os.listdir(fd)  # noqa: PTH208 (by descriptor)
+            found += [root / parent / n for n in names if _DEBRIS.fullmatch(n)]
+    return sorted(found)
 
 
-def extra_paths(root: Path, dirs: Mapping[str, object], gone: Sequence[str]) -> list[str]:
+def remove_debris(root: Path, dirs: Iterable[str]) -> None:
+    """Remove what an interrupted render left beside the generated folders `dirs`. The caller
+    holds `checkout_lock`, so it is nobody's work in progress."""
+    for p in _debris(root, dirs):
+        _remove(p)
+
+
+def extra_paths(root: Path, dirs: Iterable[str], gone: Sequence[str]) -> list[str]:
     """Paths that no render would leave: debris of an interrupted render, and the generated
     folders `gone` of clusters that no longer exist. Relative to root, folders end in "/"."""
     extra = [p.relative_to(root).as_posix() + "/" for p in _debris(root, dirs)]
     return sorted([*extra, *(f"{d}/" for d in gone)])
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Replace the file whole or not at all (a temporary file renamed over it)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            Path(tmp).replace(path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror}; nothing was changed") from None
 
 
 def _remove(path: Path) -> None:
@@ -112,8 +184,7 @@ def write_dirs(
     """
     for d in remove:
         repo_path(root, d)
-    for p in _debris(root, dirs):
-        _remove(p)
+    remove_debris(root, dirs)
     changed = [d for d in dirs if stale_files(root, {d: dirs[d]})]
     staged: list[tuple[Path, Path]] = []
     try:

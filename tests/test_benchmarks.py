@@ -46,6 +46,12 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
         r"publish 5 clusters .* git add -A \+ git commit: [0-9.]+ s, .* ratio [0-9.]+x", out
     )
     assert re.search(r"no-op publish: .* git add -A \(unchanged\) \+ diff: .* ratio [0-9.]+x", out)
+    check = r"render --check of 5 clusters \(\d+ files in the checkout\), render cache warm: "
+    assert re.search(
+        check + r"[0-9.]+ s \(median of 1 rounds, .*\), peak RSS \d+ MB \| target 3 s", out
+    )
+    for line in ("after one profile was edited", "baseline without the cache", "floor git status"):
+        assert re.search(line + r".*: [0-9.]+ s \([0-9., ]+\).* \| [0-9.]+x the warm check", out)
     assert re.search(r"ours \(normalize \+ fast path \+ differ\): +[0-9.]+ s", out)
     assert re.search(r"DeepDiff on normalized pairs: +[0-9.]+ s +x *[0-9.]+ ours", out)
     audit = r"audit of 200 live objects end to end \(\d+ desired read from git; \d+ live read in "

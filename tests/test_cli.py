@@ -360,7 +360,7 @@ def _boom(*args: object, **kwargs: object) -> object:
 
 
 def test_internal_error_is_one_line_without_traceback(repo, monkeypatch):
-    monkeypatch.setattr(cli_render, "render_profiles", _boom)
+    monkeypatch.setattr(cli_render, "render_checkout", _boom)
     code, out, err = run(repo, "render")
     assert (code, out) == (2, "")
     assert err == (
@@ -371,7 +371,7 @@ def test_internal_error_is_one_line_without_traceback(repo, monkeypatch):
 
 
 def test_internal_error_raises_with_debug(repo, monkeypatch):
-    monkeypatch.setattr(cli_render, "render_profiles", _boom)
+    monkeypatch.setattr(cli_render, "render_checkout", _boom)
     with pytest.raises(RuntimeError, match=r"^boom$"):
         main(["--debug", "render", "--repo", str(repo)], Console(io.StringIO(), io.StringIO()))
 
@@ -422,7 +422,7 @@ def test_an_error_raised_on_purpose_is_one_line_and_exit_2(repo, monkeypatch, er
     def fail(*args: object, **kwargs: object) -> object:
         raise error
 
-    monkeypatch.setattr(cli_render, "render_profiles", fail)
+    monkeypatch.setattr(cli_render, "render_checkout", fail)
     code, out, err = run(repo, *(["--debug"] if debug else []), "render")
     assert (code, out) == (2, "")
     assert err == f"gpu-gitops: error: {inert(str(error))}\n"

@@ -11,13 +11,9 @@ holds a render of a newer source.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib.metadata
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import git
 
@@ -45,9 +41,9 @@ from renderer.publish.gitobjects import (
 )
 from renderer.publish.sources import Sources
 from renderer.validate import check_files
-from renderer.version import package_version
+from renderer.version import tool_version
 
-__all__ = ["Plan", "Publisher", "code_files", "commit_message", "tool_version"]
+__all__ = ["Plan", "Publisher", "commit_message"]
 
 _SUBJECT_WIDTH = 72
 _EDITED = (
@@ -55,33 +51,6 @@ _EDITED = (
     "it is rewritten from the profile"
 )
 _SOURCE_TRAILER = re.compile(r"^Source-Commit: ([0-9a-f]{40})$", re.MULTILINE)
-
-
-def code_files() -> list[Path]:
-    """Every module whose code decides the rendered output: the renderer's and the base's."""
-    renderer = Path(__file__).resolve().parent.parent
-    return sorted(
-        path
-        for package in (renderer, renderer.parent / "kubedata")
-        for path in package.rglob("*.py")
-    )
-
-
-@functools.cache
-def tool_version() -> str:
-    """gpu-gitops version, a digest of the renderer's code, and the kustomize library version.
-
-    A cluster whose profile digest and tool version are unchanged is reused, so the digest covers
-    every module that can change what a build emits, not only this folder's.
-    """
-    h = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent.parent
-    for path in code_files():
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    version = package_version()
-    code = h.hexdigest()[:12]
-    kustomize = importlib.metadata.version("pykustomize")
-    return f"gpu-gitops {version} (renderer {code}), pykustomize {kustomize}"
 
 
 def _names(names: Sequence[str], width: int) -> str:

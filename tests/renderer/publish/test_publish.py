@@ -36,10 +36,11 @@ from renderer.publish.flat import (
     profile_digest,
 )
 from renderer.publish.gitobjects import update_ref
-from renderer.publish.plan import code_files, commit_message, tool_version
+from renderer.publish.plan import commit_message
 from renderer.publish.publish import publish
 from renderer.repofiles import LINK_REFUSED
 from renderer.validate import check_clusters
+from renderer.version import code_files, tool_version
 from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
 from tests.hanging_remote import gpu_gitops, hang_on_push, running
