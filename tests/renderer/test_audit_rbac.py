@@ -174,8 +174,8 @@ def test_cronjob_runs_the_audit_non_root_on_a_read_only_root():
         "prometheus",
     ]
     assert container["resources"] == {
-        "requests": {"cpu": "250m", "memory": "1536Mi"},
-        "limits": {"memory": "3Gi"},
+        "requests": {"cpu": "250m", "memory": "768Mi"},
+        "limits": {"memory": "1536Mi"},
     }
     job = cron["spec"]["jobTemplate"]["spec"]
     assert pod["restartPolicy"] == "Never", "podFailurePolicy requires it"
