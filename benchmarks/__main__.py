@@ -23,7 +23,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
         [],
         ["--objects", "200", "--baseline-sample", "40", "--repeat", "1"],
     ),
-    ("benchmarks.bench_audit_job", [], ["--objects", "200", "--clusters", "ams1"]),
+    ("benchmarks.bench_audit_job", [], ["--objects", "200,400", "--clusters", "ams1"]),
     (
         "benchmarks.bench_fleet",
         [],

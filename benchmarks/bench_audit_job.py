@@ -2,6 +2,9 @@
 
     python -m benchmarks.bench_audit_job [--objects 20000,60000,...] [--clusters ams1,sto1,...]
 
+With several `--objects` counts, the last line is the growth from the first to the last: time and
+peak RSS as exponents of the size (time ~ objects ** exponent).
+
 The CronJob's own command, args and env (from the built output of each profile, with
 `spec.audit`) run in a child process as the kubelet runs it (tests/audit/incluster.py): service
 account files, KUBERNETES_SERVICE_HOST/PORT, `--in-cluster`, the desired state downloaded from
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import math
 import re
 import shutil
 import sys
@@ -206,7 +210,32 @@ def main(argv: list[str] | None = None) -> int:
             f"{report['complete']!s:>8} {large.run.seconds:>8.1f} {large.run.peak_rss_mb:>11.0f} "
             f"{large.requests:>8} {large.bytes_read / 2**20:>8.0f}"
         )
+    if len(rows) > 1:
+        print(_growth(rows[0][0], rows[-1][0]))
     return 0
+
+
+GROWTH_EXPONENT = 1.05
+"""Time ~ objects ** exponent from 20,000 to 200,000 objects, at most (issue 25)."""
+
+
+def _growth(small: LargeRun, large: LargeRun) -> str:
+    """How time and memory grow from the first size to the last, as exponents of the size."""
+    size = large.live / small.live
+    time = large.run.seconds / small.run.seconds
+    memory = large.run.peak_rss_mb / small.run.peak_rss_mb
+    exponent = math.log(time) / math.log(size)
+    verdict = "met" if exponent <= GROWTH_EXPONENT else "MISSED"
+    scope = (
+        ""
+        if (small.live, large.live) == (20000, 200000)
+        else " (it is for 20000 -> 200000 objects)"
+    )
+    return (
+        f"growth {small.live} -> {large.live} objects: time x{time:.1f} (exponent "
+        f"{exponent:.2f}; target <= {GROWTH_EXPONENT}{scope}: {verdict}), peak RSS x{memory:.1f} "
+        f"(exponent {math.log(memory) / math.log(size):.2f})"
+    )
 
 
 if __name__ == "__main__":
