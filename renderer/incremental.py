@@ -83,27 +83,15 @@ def render_checkout(root: Path, names: Sequence[str] = ()) -> CheckoutRender:
             assert files is not None  # a key is made of them
             cached |= {d: (name, files) for d in entry.digests}
         else:
-            try:
-                # unusual files (a link, a FIFO...) are left to load_profile, which says why
-                lp = _loaded(
-                    load_profile(root, name) if files is None else load_profile_bytes(name, files),
-                    origin,
-                )
-            except ProfileError as exc:
-                problems += exc.problems
+            new = _render_new(root, name, files, key, origin)
+            if isinstance(new, list):  # errors: reported with the others below
+                problems += new
                 continue
-            found = check_profile(lp)
-            if any(p.severity == "error" for p in found):
-                problems += found
-                continue
-            entry, texts = _render(lp, key, found)
+            entry, texts = new
             rendered |= texts
         entries[name] = entry
         problems += entry.problems
-    fresh = {n: e for n, e in entries.items() if e.key and cache.get(n) != e}
-    if fresh or (every and cache.keys() - entries.keys()):
-        kept = {n: e for n, e in (entries if every else cache | entries).items() if e.key}
-        save_cache(where, kept)
+    _keep(where, cache, entries, every)
     if any(p.severity == "error" for p in problems):
         raise ProfileError(problems)
     urls = [e.url_problem for e in entries.values() if e.url_problem is not None]
@@ -116,6 +104,32 @@ def render_checkout(root: Path, names: Sequence[str] = ()) -> CheckoutRender:
         rendered=rendered,
         cached=cached,
     )
+
+
+def _render_new(
+    root: Path, name: str, files: ClusterFiles | None, key: str, origin: str | None
+) -> tuple[Entry, Texts] | list[Problem]:
+    """A cluster the cache does not hold: its entry and texts, or its problems if it has errors."""
+    try:
+        # unusual files (a link, a FIFO...) are left to load_profile, which says why
+        loaded = load_profile(root, name) if files is None else load_profile_bytes(name, files)
+    except ProfileError as exc:
+        return list(exc.problems)
+    lp = _loaded(loaded, origin)
+    found = check_profile(lp)
+    if any(p.severity == "error" for p in found):
+        return found
+    return _render(lp, key, found)
+
+
+def _keep(
+    where: Path | None, cache: dict[str, Entry], entries: dict[str, Entry], every: bool
+) -> None:
+    """Save the entries of this render (with the others', when only some clusters were
+    rendered) when they differ from the cache's."""
+    kept = {n: e for n, e in (entries if every else cache | entries).items() if e.key}
+    if kept != cache:
+        save_cache(where, kept)
 
 
 def _plain(digests: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
