@@ -48,8 +48,8 @@ from audit.sources.live import Live
 from audit.sources.state import AuditState
 
 if TYPE_CHECKING:
-    import git
     import httpx
+    from renderer.gitdir import GitDir
 
 __all__ = [
     "FLUX_KINDS",
@@ -117,7 +117,7 @@ def audit_cluster(
     cluster: str,
     live: Live,
     *,
-    repo: git.Repo | None,
+    repo: GitDir | None,
     ref: str | None = None,
     http: httpx.Client | None = None,
     now: float | None = None,

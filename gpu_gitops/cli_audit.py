@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from audit.errors import AuditError, IncompleteReadError, KubeApiError
 from audit.report import render_report
@@ -20,23 +20,20 @@ from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.console import Console
 from kubedata.budget import Budget, OverReadBudget
 from renderer.errors import GitError
-from renderer.gitrepo import open_repo
+from renderer.gitdir import Checkout, open_checkout
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
-
-if TYPE_CHECKING:
-    import git
 
 __all__ = ["cmd_audit", "live_source", "run_audit"]
 
 T = TypeVar("T")
 
 
-def _repo(args: argparse.Namespace) -> git.Repo | None:
+def _repo(args: argparse.Namespace) -> Checkout | None:
     if args.in_cluster:
         return None
     try:
-        return open_repo(args.repo)
+        return open_checkout(args.repo)
     except GitError as exc:
         if args.snapshot is not None:
             raise  # a snapshot is audited against git: there is no other desired state
