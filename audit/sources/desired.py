@@ -186,6 +186,13 @@ def _build_from_profiles(
     return objects, checked.profiles[0]
 
 
+def _flux_branch(repo: GitDir, head: str, cluster: str) -> str:
+    """The rendered branch the profile at HEAD names; read only when Flux's revision names none
+    (a git read and a profile load saved on a snapshot audit's way to what Flux applied)."""
+    loaded = profile_at(repo, head, cluster)
+    return loaded.profile.spec.flux.branch if loaded else "rendered"
+
+
 def _rendered_tip(repo: GitDir, branch: str) -> str | None:
     for ref in (branch, f"origin/{branch}", f"refs/remotes/origin/{branch}"):
         if (found := find_sha(repo, ref)) is not None:
@@ -246,11 +253,9 @@ def desired_from_repo(
     head = resolve_sha(repo, ref or "HEAD")
     notes: list[str] = []
     if ref is None:
-        head_profile = profile_at(repo, head, cluster)
-        branch = head_profile.profile.spec.flux.branch if head_profile else "rendered"
+        applied_ref = ""
         if applied_revision:
             applied_ref, sha = parse_revision(applied_revision)
-            branch = applied_ref or branch
             commit = None
             if sha:
                 commit = find_sha(repo, sha)
@@ -268,6 +273,7 @@ def desired_from_repo(
                 notes.append(f"{applied_revision} has no {cluster}/ folder")
         else:
             notes.append("no Flux Kustomization applying this cluster's folder was found")
+        branch = applied_ref or _flux_branch(repo, head, cluster)
         tip = _rendered_tip(repo, branch)
         if tip is not None:
             revision = f"{branch}@sha1:{tip}"
