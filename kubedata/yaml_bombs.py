@@ -9,7 +9,7 @@ expanded size (aliases counted as what they stand for) or depth is beyond any re
 
 from __future__ import annotations
 
-import yaml
+from kubedata.yaml_lib import yaml
 
 __all__ = ["MAX_DEPTH", "MAX_EXPANDED_NODES", "bomb_problem"]
 
