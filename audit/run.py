@@ -27,7 +27,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from kubedata.budget import Budget
 from kubedata.gc_pause import paused_gc
 from kubedata.objects import KubeObject, ObjectKey
 
@@ -49,6 +48,7 @@ from audit.sources.state import AuditState
 
 if TYPE_CHECKING:
     import httpx
+    from kubedata.budget import Budget
     from renderer.gitdir import GitDir
 
 __all__ = [
