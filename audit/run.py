@@ -27,7 +27,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from kubedata.budget import Budget
 from kubedata.gc_pause import paused_gc
 from kubedata.objects import KubeObject, ObjectKey
 
@@ -48,8 +47,9 @@ from audit.sources.live import Live
 from audit.sources.state import AuditState
 
 if TYPE_CHECKING:
-    import git
     import httpx
+    from kubedata.budget import Budget
+    from renderer.gitdir import GitDir
 
 __all__ = [
     "FLUX_KINDS",
@@ -117,7 +117,7 @@ def audit_cluster(
     cluster: str,
     live: Live,
     *,
-    repo: git.Repo | None,
+    repo: GitDir | None,
     ref: str | None = None,
     http: httpx.Client | None = None,
     now: float | None = None,

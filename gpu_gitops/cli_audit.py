@@ -18,25 +18,24 @@ from audit.result import AuditResult
 from audit.run import audit_cluster
 from audit.sources.live import ApiReader, Live, SnapshotReader
 from gpu_gitops.console import Console
-from kubedata.budget import Budget, OverReadBudget
 from renderer.errors import GitError
-from renderer.gitrepo import open_repo
+from renderer.gitdir import Checkout, open_checkout
 from renderer.profile import check_cluster_name
 from renderer.rules.syntax import url_problem
 
 if TYPE_CHECKING:
-    import git
+    from kubedata.budget import Budget
 
 __all__ = ["cmd_audit", "live_source", "run_audit"]
 
 T = TypeVar("T")
 
 
-def _repo(args: argparse.Namespace) -> git.Repo | None:
+def _repo(args: argparse.Namespace) -> Checkout | None:
     if args.in_cluster:
         return None
     try:
-        return open_repo(args.repo)
+        return open_checkout(args.repo)
     except GitError as exc:
         if args.snapshot is not None:
             raise  # a snapshot is audited against git: there is no other desired state
@@ -74,9 +73,11 @@ def run_audit(
     if args.snapshot is not None:
         live = Live(SnapshotReader.of_folder(args.snapshot))
         return then(audit_cluster(args.cluster, live, repo=repo, ref=args.ref), live)
-    # the API client (httpx, ssl) loads only to read a cluster: a snapshot audit starts without it
+    # the API client (httpx, ssl) and its budget load only to read a cluster: a snapshot audit
+    # starts without them
     from audit.kube.api import KubeApi, audit_budget
     from audit.kube.kubeconfig import load_cluster_config, load_in_cluster_config
+    from kubedata.budget import OverReadBudget
 
     if args.in_cluster and not args.kubeconfig:
         config = load_in_cluster_config()

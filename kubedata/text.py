@@ -9,7 +9,6 @@ credential registered with `mask_secret` (the process's own, registered where it
 
 from __future__ import annotations
 
-import html
 import re
 
 __all__ = [
@@ -109,6 +108,9 @@ def code_span(text: str) -> str:
 def html_text(text: str) -> str:
     """Untrusted text for HTML, in element content or a quoted attribute value: one line,
     `& < > " '` as character references, so it can open no element, attribute or script."""
+    # html builds its table of 2,231 entities when imported: only the fleet's HTML page escapes
+    import html
+
     return html.escape(inert(text), quote=True)
 
 

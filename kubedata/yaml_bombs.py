@@ -9,9 +9,11 @@ expanded size (aliases counted as what they stand for) or depth is beyond any re
 
 from __future__ import annotations
 
-import yaml
+from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_EXPANDED_NODES", "bomb_problem"]
+from kubedata.yaml_lib import yaml
+
+__all__ = ["MAX_DEPTH", "MAX_EXPANDED_NODES", "bomb_problem", "nested_too_deep"]
 
 MAX_DEPTH = 100
 MAX_EXPANDED_NODES = 1_000_000
@@ -55,3 +57,18 @@ def bomb_problem(root: yaml.Node) -> tuple[int, str] | None:
             f"its aliases expand to over {MAX_EXPANDED_NODES} values (an alias bomb?)",
         )
     return None
+
+
+def nested_too_deep(data: Any) -> bool:
+    """Whether loaded data (dicts, lists, scalars) nests deeper than bomb_problem allows: the
+    same depth, counted on what a parser without aliases built (yaml-rs)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(value, dict):
+            stack += [(child, depth + 1) for child in value.values()]
+        elif isinstance(value, list):
+            stack += [(child, depth + 1) for child in value]
+    return False

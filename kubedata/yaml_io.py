@@ -15,10 +15,9 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
-
 from kubedata.errors import YamlError
 from kubedata.yaml_bombs import bomb_problem
+from kubedata.yaml_lib import yaml
 from kubedata.yaml_scalars import escaped_only, plain_is_string
 
 __all__ = [

@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-import yaml
+from kubedata.yaml_lib import yaml
 
 __all__ = ["escaped_only", "float_text", "plain_is_string", "same_data"]
 

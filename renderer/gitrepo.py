@@ -1,16 +1,16 @@
-"""Git repositories at the edges: opening the checkout, reading the files under clusters/ at a
-ref without a checkout, and starting a fresh repository (the demo, benchmarks and tests)."""
+"""Git repositories through GitPython, at the edges: opening the checkout, resolving a ref, and
+starting a fresh repository (the demo, benchmarks and tests). Reading files at a ref without a
+checkout is renderer/gitdir.py's."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import git
 
-from renderer.errors import GitError
+from renderer.gitdir import not_a_checkout, resolve_sha
 
-__all__ = ["find_commit", "init_repo", "open_repo", "resolve", "tree_files"]
+__all__ = ["init_repo", "open_repo", "resolve"]
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -18,19 +18,12 @@ def open_repo(path: Path) -> git.Repo:
     no such folder, not a folder, no repository there or above, or a permission refused."""
     try:
         if not path.is_dir():
-            what = "is not a folder" if path.exists() else "does not exist"
-            raise GitError(f"{path} {what}; pass --repo DIR, the checkout of the gitops repository")
+            raise not_a_checkout(path, None)
         return git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(
-            f"{path} is not inside a git repository (no .git there or above); pass --repo DIR, "
-            "or run git init there"
-        ) from None
+        raise not_a_checkout(path, None) from None
     except PermissionError as exc:
-        denied = exc.filename or path
-        raise GitError(
-            f"{path}: permission denied reading {denied}; run as a user who may read the checkout"
-        ) from None
+        raise not_a_checkout(path, exc) from None
 
 
 def init_repo(root: Path, message: str, *, user: str, email: str) -> git.Repo:
@@ -48,65 +41,6 @@ def init_repo(root: Path, message: str, *, user: str, email: str) -> git.Repo:
     return repo
 
 
-def find_commit(repo: git.Repo, ref: str) -> git.Commit | None:
-    """The commit a ref (branch, tag, sha, HEAD~1...) names; None when the repository has no such
-    commit. GitPython hands out a full sha without reading it (the all-zero one too), so the
-    commit is read here, not at its first use."""
-    try:
-        commit = repo.commit(ref)
-        commit.tree  # noqa: B018 - reads the object: a sha the repository lacks fails here
-    except (git.BadName, ValueError):
-        return None
-    return commit
-
-
 def resolve(repo: git.Repo, ref: str) -> git.Commit:
     """A ref (branch, tag, sha, HEAD~1...) -> commit; GitError naming the ref if unknown."""
-    commit = find_commit(repo, ref)
-    if commit is None:
-        if not repo.head.is_valid():
-            where = repo.working_tree_dir or repo.git_dir
-            raise GitError(f"{where} has no commits yet; commit the clusters/ folder first")
-        raise GitError(f'unknown git ref "{ref}"; check the branch or commit name')
-    return commit
-
-
-def tree_files(commit: git.Commit, top: str = "clusters") -> dict[str, bytes]:
-    """Every blob under `top` at this commit: repo-relative path -> bytes.
-
-    Two git processes whatever the number of files (ls-tree, then one cat-file --batch): reading
-    the 18,620 files of a large cluster blob by blob through GitPython took three times as long.
-    """
-    listing = _git_bytes(
-        commit.repo, "ls-tree", "-r", "-z", "--full-tree", commit.hexsha, "--", top
-    )
-    blobs: dict[str, str] = {}
-    for entry in listing.split(b"\0"):
-        head, _, path = entry.partition(b"\t")
-        fields = head.split()
-        if len(fields) == 3 and fields[1] == b"blob":
-            blobs[path.decode(errors="surrogateescape")] = fields[2].decode()
-    if not blobs:
-        return {}
-    out = _git_bytes(commit.repo, "cat-file", "--batch", data="\n".join(blobs.values()) + "\n")
-    contents: list[bytes] = []
-    pos = 0
-    for _ in blobs:
-        end = out.index(b"\n", pos)
-        size = int(out[pos:end].rsplit(b" ", 1)[1])
-        contents.append(out[end + 1 : end + 1 + size])
-        pos = end + 1 + size + 1
-    return dict(zip(blobs, contents, strict=True))
-
-
-def _git_bytes(repo: git.Repo, *args: str, data: str | None = None) -> bytes:
-    done = subprocess.run(
-        ["git", "--git-dir", str(repo.git_dir), *args],
-        input=data.encode() if data is not None else None,
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        reason = done.stderr.decode(errors="replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {reason[0] if reason else done.returncode}")
-    return done.stdout
+    return repo.commit(resolve_sha(repo, ref))

@@ -99,18 +99,30 @@ def test_audit_loads_the_auditor(tmp_path: Path):
     code, modules = loaded("audit", "--cluster", "ams1", "--snapshot", str(tmp_path / "nope"))
     assert code == 2
     assert "gpu_gitops.cli_audit" in modules
-    assert {"audit", "git", "yaml"} <= packages(modules)
+    assert {"audit", "yaml"} <= packages(modules)
 
 
 def test_a_snapshot_audit_loads_no_network_client_and_builds_nothing(tmp_path: Path):
-    """An audit of a snapshot folder reads files and git: the API client (httpx, ssl), the
-    Pushgateway's prometheus_client and the renderer's build are left unloaded."""
+    """An audit of a snapshot folder reads files and git: the API client (httpx, ssl) and its
+    network budget, the Pushgateway's prometheus_client and the renderer's build are left
+    unloaded."""
     code, modules = loaded(*tiny_snapshot(tmp_path))
     assert code == 1  # the demo snapshot's planted drift
     assert "audit.run" in modules
     unused = {"httpx", "ssl", "prometheus_client", "prbot", "deepdiff", "jsonschema", "pykustomize"}
     assert not packages(modules) & unused, sorted(packages(modules) & unused)
-    assert not {"renderer.kustomize.workers", "renderer.render", "audit.kube.api"} & modules
+    network = {"audit.kube.api", "kubedata.budget"}
+    assert not {"renderer.kustomize.workers", "renderer.render", *network} & modules
+
+
+def test_a_snapshot_audit_reads_git_without_gitpython(tmp_path: Path):
+    """The audit reads commits, trees and blobs through the git command (renderer/gitdir.py):
+    GitPython (git, gitdb) is left unloaded, and so is the renderer's GitPython layer."""
+    code, modules = loaded(*tiny_snapshot(tmp_path))
+    assert code == 1
+    assert "renderer.gitdir" in modules
+    assert not packages(modules) & {"git", "gitdb"}, sorted(packages(modules) & {"git", "gitdb"})
+    assert "renderer.gitrepo" not in modules
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

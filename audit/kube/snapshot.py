@@ -23,9 +23,11 @@ from typing import Any
 
 from kubedata.errors import YamlError
 from kubedata.objects import KubeObject, ObjectKey, key_of
+from kubedata.yaml_bombs import nested_too_deep
 from kubedata.yaml_io import documents
 
 from audit.errors import SnapshotError
+from audit.sources.rendered_yaml import read_alike
 
 __all__ = ["SUFFIXES", "blank_files", "empty_lists", "load_snapshot", "read_snapshot_file"]
 
@@ -33,11 +35,25 @@ SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def _yaml_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """(first line, data) per document; parse errors name file and line."""
+    """(first line, data) per document; parse errors name file and line. A text yaml-rs reads
+    as PyYAML does, and nested no deeper than a guarded read allows, is read by yaml-rs: several
+    times faster (audit.sources.rendered_yaml), and one document, on its first written line."""
+    fast = read_alike(text)
+    if fast is not None and not any(nested_too_deep(doc) for doc in fast):
+        yield from ((_first_written_line(text), doc) for doc in fast)
+        return
     try:
         yield from documents(text, str(path), guarded=True)
     except YamlError as exc:
         raise SnapshotError(f"{exc}; fix or remove the file") from None
+
+
+def _first_written_line(text: str) -> int:
+    """The line PyYAML gives a document: its first that holds more than blanks and a comment."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            return number
+    return 1
 
 
 def _json_documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:

@@ -2,8 +2,8 @@
 
 In order (DESIGN §6):
 1. `flux-applied`: the rendered branch at the commit Flux last applied
-   (`Kustomization.status.lastAppliedRevision`, `<branch>@sha1:<sha>`), read through gitpython
-   from the object database, without a checkout;
+   (`Kustomization.status.lastAppliedRevision`, `<branch>@sha1:<sha>`), read through the git
+   command from the object database, without a checkout;
 2. `rendered-tip`: the tip of the rendered branch (local, else `origin/<branch>`);
 3. `profiles-head`: rendered and built in memory from the profiles at HEAD (or `--ref`).
 The rendered layout (renderer/publish/flat.py) is `<cluster>/<object>.yaml`,
@@ -25,11 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-import git
 from kubedata.objects import KubeObject
 from kubedata.yaml_io import load_all
 from renderer.errors import ProfileError
-from renderer.gitrepo import find_commit, resolve, tree_files
+from renderer.gitdir import GitDir, branch_name, find_sha, read_tree, resolve_sha, tree_entries
 from renderer.profile import (
     KUBEVIRT_FILE,
     PLATFORM_FILE,
@@ -111,9 +110,9 @@ def _metadata(files: Mapping[str, bytes], cluster: str) -> Metadata | None:
     return Metadata.from_bytes(data) if data is not None else None
 
 
-def _cluster_files(commit: git.Commit, cluster: str) -> ClusterFiles | None:
+def _cluster_files(repo: GitDir, commit: str, cluster: str) -> ClusterFiles | None:
     """The bytes of clusters/<cluster>/'s input files at a commit."""
-    files = tree_files(commit, f"clusters/{cluster}")
+    files = read_tree(repo, commit, f"clusters/{cluster}")
     profile = files.get(f"clusters/{cluster}/{PROFILE_FILE}")
     if profile is None:
         return None
@@ -123,9 +122,9 @@ def _cluster_files(commit: git.Commit, cluster: str) -> ClusterFiles | None:
     )
 
 
-def profile_at(repo: git.Repo, commit: git.Commit, cluster: str) -> LoadedProfile | None:
+def profile_at(repo: GitDir, commit: str, cluster: str) -> LoadedProfile | None:
     """The cluster's profile at a commit (read leniently: provenance only needs its fields)."""
-    files = _cluster_files(commit, cluster)
+    files = _cluster_files(repo, commit, cluster)
     if files is None:
         return None
     try:
@@ -153,56 +152,63 @@ def published_profile(
         return None, [f"the published {folder}{PROFILE_FILE} does not load ({first})"]
 
 
-def _no_profile(commit: git.Commit, cluster: str, name: str) -> AuditError:
+def _no_profile(repo: GitDir, commit: str, cluster: str, name: str) -> AuditError:
     """Why a commit has no clusters/<cluster>/: a rendered commit given as --ref, or no such
     cluster there (then the ones there are named)."""
-    where = f"{name} ({commit.hexsha[:12]})"
-    top = {item.name: item for item in commit.tree}
+    where = f"{name} ({commit[:12]})"
+    top = tree_entries(repo, commit)
     if cluster in top and "clusters" not in top:
         return AuditError(
             f"{where} is a rendered commit (it holds {cluster}/, not clusters/{cluster}/): --ref "
             "takes a commit of the profiles, such as main; without --ref the audit reads what "
             "Flux applied from the rendered branch"
         )
-    folder = top.get("clusters")
-    there = sorted(t.name for t in folder.trees) if isinstance(folder, git.Tree) else []
+    folder = tree_entries(repo, f"{commit}:clusters") if top.get("clusters") == "tree" else {}
+    there = sorted(name for name, kind in folder.items() if kind == "tree")
     known = f" (clusters there: {', '.join(there)})" if there else " (it has no clusters/ folder)"
     return AuditError(f"clusters/{cluster}/ does not exist at {where}{known}: check --cluster")
 
 
 def _build_from_profiles(
-    commit: git.Commit, cluster: str, name: str
+    repo: GitDir, commit: str, cluster: str, name: str
 ) -> tuple[list[KubeObject], LoadedProfile]:
     # the renderer and kustomize load only for an audit that builds (start-up of a snapshot audit)
     from renderer.kustomize.workers import build_overlays
     from renderer.render import render_profiles
     from renderer.validate import check_files
 
-    files = _cluster_files(commit, cluster)
+    files = _cluster_files(repo, commit, cluster)
     if files is None:
-        raise _no_profile(commit, cluster, name)
+        raise _no_profile(repo, commit, cluster, name)
     checked = check_files({cluster: files})
     built = build_overlays(render_profiles(checked.profiles).overlays)[cluster]
     objects = [d for d in load_all(built, f"the build of {cluster}") if isinstance(d, dict)]
     return objects, checked.profiles[0]
 
 
-def _rendered_tip(repo: git.Repo, branch: str) -> git.Commit | None:
+def _flux_branch(repo: GitDir, head: str, cluster: str) -> str:
+    """The rendered branch the profile at HEAD names; read only when Flux's revision names none
+    (a git read and a profile load saved on a snapshot audit's way to what Flux applied)."""
+    loaded = profile_at(repo, head, cluster)
+    return loaded.profile.spec.flux.branch if loaded else "rendered"
+
+
+def _rendered_tip(repo: GitDir, branch: str) -> str | None:
     for ref in (branch, f"origin/{branch}", f"refs/remotes/origin/{branch}"):
-        if (found := find_commit(repo, ref)) is not None:
+        if (found := find_sha(repo, ref)) is not None:
             return found
     return None
 
 
 def _with_profile(
-    repo: git.Repo, files: Mapping[str, bytes], cluster: str, head: git.Commit
+    repo: GitDir, files: Mapping[str, bytes], cluster: str, head: str
 ) -> tuple[LoadedProfile | None, list[str]]:
     published, notes = published_profile(files, cluster)
     if published is not None:
         return published, notes
     meta = _metadata(files, cluster)
     if meta is not None and meta.source_commit:
-        source = find_commit(repo, meta.source_commit)
+        source = find_sha(repo, meta.source_commit)
         if source is None:
             notes.append(
                 f"the rendered commit's source {meta.source_commit[:12]} is not in this "
@@ -214,10 +220,10 @@ def _with_profile(
 
 
 def _rendered_at(
-    repo: git.Repo,
-    commit: git.Commit,
+    repo: GitDir,
+    commit: str,
     cluster: str,
-    head: git.Commit,
+    head: str,
     source: DesiredSource,
     revision: str,
     notes: list[str],
@@ -225,16 +231,16 @@ def _rendered_at(
 ) -> Desired | None:
     """The rendered `<cluster>/` folder at `commit`; None when the commit has no such folder.
     `where` names the commit in error messages (default: its short sha)."""
-    files = tree_files(commit, cluster)
+    files = read_tree(repo, commit, cluster)
     if not files:
         return None
     profile, more = _with_profile(repo, files, cluster, head)
-    objects = rendered_objects(files, cluster, where or commit.hexsha[:12])
+    objects = rendered_objects(files, cluster, where or commit[:12])
     return Desired(cluster, source, revision, objects, profile, tuple(notes + more))
 
 
 def desired_from_repo(
-    repo: git.Repo,
+    repo: GitDir,
     cluster: str,
     *,
     applied_revision: str | None = None,
@@ -244,17 +250,15 @@ def desired_from_repo(
 
     `ref` forces a build from the profiles at that ref (`--ref`).
     """
-    head = resolve(repo, ref or "HEAD")
+    head = resolve_sha(repo, ref or "HEAD")
     notes: list[str] = []
     if ref is None:
-        head_profile = profile_at(repo, head, cluster)
-        branch = head_profile.profile.spec.flux.branch if head_profile else "rendered"
+        applied_ref = ""
         if applied_revision:
             applied_ref, sha = parse_revision(applied_revision)
-            branch = applied_ref or branch
             commit = None
             if sha:
-                commit = find_commit(repo, sha)
+                commit = find_sha(repo, sha)
                 if commit is None:
                     notes.append(
                         f"Flux applied {applied_revision}, which this repository does not have "
@@ -269,9 +273,10 @@ def desired_from_repo(
                 notes.append(f"{applied_revision} has no {cluster}/ folder")
         else:
             notes.append("no Flux Kustomization applying this cluster's folder was found")
+        branch = applied_ref or _flux_branch(repo, head, cluster)
         tip = _rendered_tip(repo, branch)
         if tip is not None:
-            revision = f"{branch}@sha1:{tip.hexsha}"
+            revision = f"{branch}@sha1:{tip}"
             found = _rendered_at(repo, tip, cluster, head, "rendered-tip", revision, notes, branch)
             if found is not None:
                 return found
@@ -279,23 +284,20 @@ def desired_from_repo(
         else:
             notes.append(f"the rendered branch {branch} does not exist here")
     name = ref or _head_name(repo)
-    objects, profile = _build_from_profiles(head, cluster, name)
+    objects, profile = _build_from_profiles(repo, head, cluster, name)
     notes.append(f"desired state built from the profiles at {name}")
     return Desired(
         cluster,
         "profiles-head",
-        f"{name}@sha1:{head.hexsha}",
+        f"{name}@sha1:{head}",
         PackedObjects(objects),
         profile,
         tuple(notes),
     )
 
 
-def _head_name(repo: git.Repo) -> str:
-    try:
-        return repo.active_branch.name
-    except TypeError:
-        return "HEAD"
+def _head_name(repo: GitDir) -> str:
+    return branch_name(repo) or "HEAD"
 
 
 def desired_from_files(

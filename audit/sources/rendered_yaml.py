@@ -24,7 +24,7 @@ from kubedata.yaml_io import documents
 
 from audit.errors import AuditError
 
-__all__ = ["load_files"]
+__all__ = ["load_files", "read_alike"]
 
 # a word (whitespace and flow punctuation removed, a key's trailing colon too) that YAML 1.1
 # and YAML 1.2 read differently, or that this fast path does not handle
@@ -38,6 +38,9 @@ _DIFFERS = re.compile(
     rb"|<<|=|[!&*].*|---.*|\.\.\..*"  # merge key, value key, tags, anchors, documents
 )
 _FLOW = bytes.maketrans(b",[]{}", b"     ")
+# a byte-order mark yaml-rs keeps in the first key; line breaks of YAML 1.1 only, or that move
+# the line PyYAML names
+_NOT_ALIKE = ("\ufeff", "\r", "\x85", "\u2028", "\u2029")
 
 
 def _words(data: bytes) -> list[bytes]:
@@ -49,6 +52,27 @@ def _pyyaml(data: bytes, where: str, path: str) -> list[Any]:
         return [doc for _, doc in documents(data, path)]
     except YamlError as exc:
         raise AuditError(f"{where}:{exc}; republish") from None
+
+
+def _yaml_rs(data: bytes) -> list[Any] | None:
+    """The documents yaml-rs reads in `data`; None when it refuses it (or it is not UTF-8)."""
+    try:
+        # a quoted timestamp is a string to PyYAML; an unquoted one is a word of _DIFFERS
+        doc = yaml_rs.loads(data.decode(), parse_datetime=False)
+    except Exception:  # not UTF-8, or a text yaml-rs refuses: PyYAML decides
+        return None
+    return [] if doc is None else [doc]
+
+
+def read_alike(text: str) -> list[Any] | None:
+    """The documents of one text when yaml-rs reads it as PyYAML does (none of the words above,
+    no byte-order mark, `\\n` line breaks alone); None when PyYAML must decide."""
+    if any(mark in text for mark in _NOT_ALIKE):
+        return None
+    data = text.encode()
+    if any(_DIFFERS.fullmatch(w.rstrip(b":")) for w in set(_words(data))):
+        return None
+    return _yaml_rs(data)
 
 
 def load_files(files: Mapping[str, bytes], where: str) -> Iterator[tuple[str, list[Any]]]:
@@ -66,11 +90,8 @@ def load_files(files: Mapping[str, bytes], where: str) -> Iterator[tuple[str, li
     with paused_gc():
         for path, data in files.items():
             if not differs or differs.isdisjoint(_words(data)):
-                try:
-                    doc = yaml_rs.loads(data.decode())
-                except Exception:  # not UTF-8, or a text yaml-rs refuses: PyYAML decides
-                    pass
-                else:
-                    yield path, [] if doc is None else [doc]
+                docs = _yaml_rs(data)
+                if docs is not None:
+                    yield path, docs
                     continue
             yield path, _pyyaml(data, where, path)

@@ -3,16 +3,27 @@ commit through git (no checkout)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import git
 import pytest
 
 from renderer.errors import GitError
-from renderer.gitrepo import init_repo, open_repo, resolve, tree_files
+from renderer.gitdir import (
+    branch_name,
+    find_sha,
+    open_checkout,
+    read_tree,
+    resolve_sha,
+    tree_entries,
+)
+from renderer.gitrepo import init_repo, open_repo, resolve
+
+Opener = Callable[[Path], object]
 
 
-def test_tree_files_reads_every_blob_under_the_folder_only(tmp_path: Path):
+def test_read_tree_reads_every_blob_under_the_folder_only(tmp_path: Path):
     files = {
         "ams1/deployment_a_web.yaml": b"kind: Deployment\n",
         "ams1/source/gpu-profile.yaml": b"spec: {}\n",
@@ -27,38 +38,44 @@ def test_tree_files_reads_every_blob_under_the_folder_only(tmp_path: Path):
     (tmp_path / "ams1" / "link.yaml").symlink_to("empty.yaml")
     repo = init_repo(tmp_path, "files", user="t", email="t@example.invalid")
     with repo:
-        got = tree_files(repo.head.commit, "ams1")
+        got = read_tree(repo, repo.head.commit.hexsha, "ams1")
         assert got == {
             **{rel: data for rel, data in files.items() if rel.startswith("ams1/")},
             "ams1/link.yaml": b"empty.yaml",  # a link is a blob holding its target
         }
-        assert tree_files(repo.head.commit, "clusters") == {}
+        assert read_tree(repo, repo.head.commit.hexsha, "clusters") == {}
 
 
 # -- opening the checkout: the error names what failed ------------------------------------------
 
 
-def _error(path: Path) -> str:
+OPENERS = pytest.mark.parametrize("opener", [open_repo, open_checkout], ids=["gitpython", "git"])
+
+
+def _error(path: Path, opener: Opener = open_repo) -> str:
     with pytest.raises(GitError) as caught:
-        open_repo(path)
+        opener(path)
     return str(caught.value)
 
 
-def test_a_missing_folder_is_named_as_missing(tmp_path: Path) -> None:
-    message = _error(tmp_path / "nope")
+@OPENERS
+def test_a_missing_folder_is_named_as_missing(tmp_path: Path, opener: Opener) -> None:
+    message = _error(tmp_path / "nope", opener)
     assert message.startswith(f"{tmp_path / 'nope'} does not exist;")
     assert "git repository" not in message
 
 
-def test_a_file_is_not_a_folder(tmp_path: Path) -> None:
+@OPENERS
+def test_a_file_is_not_a_folder(tmp_path: Path, opener: Opener) -> None:
     (tmp_path / "profile.yaml").write_text("x: 1\n")
-    assert _error(tmp_path / "profile.yaml").startswith(
+    assert _error(tmp_path / "profile.yaml", opener).startswith(
         f"{tmp_path / 'profile.yaml'} is not a folder;"
     )
 
 
-def test_a_folder_outside_any_repository(tmp_path: Path) -> None:
-    message = _error(tmp_path)
+@OPENERS
+def test_a_folder_outside_any_repository(tmp_path: Path, opener: Opener) -> None:
+    message = _error(tmp_path, opener)
     assert message.startswith(f"{tmp_path} is not inside a git repository (no .git there or above)")
 
 
@@ -94,3 +111,20 @@ def test_an_unknown_ref_is_named(tmp_path: Path) -> None:
     repo = init_repo(tmp_path, "first", user="t", email="t@example.invalid")
     with repo, pytest.raises(GitError, match='unknown git ref "nope"'):
         resolve(repo, "nope")
+
+
+def test_the_git_command_opens_the_enclosing_repository_and_resolves(tmp_path: Path) -> None:
+    (tmp_path / "clusters" / "ams1").mkdir(parents=True)
+    (tmp_path / "clusters" / "ams1" / "gpu-profile.yaml").write_text("x: 1\n")
+    with init_repo(tmp_path, "first", user="t", email="t@example.invalid") as repo:
+        head = repo.head.commit.hexsha
+    checkout = open_checkout(tmp_path / "clusters" / "ams1")
+    assert Path(checkout.git_dir) == tmp_path / ".git"
+    assert Path(checkout.working_tree_dir or "") == tmp_path
+    assert resolve_sha(checkout, "main") == head
+    assert find_sha(checkout, "nope") is None
+    assert find_sha(checkout, "0" * 40) is None
+    assert branch_name(checkout) == "main"
+    assert tree_entries(checkout, f"{head}:clusters") == {"ams1": "tree"}
+    with pytest.raises(GitError, match='unknown git ref "nope"'):
+        resolve_sha(checkout, "nope")

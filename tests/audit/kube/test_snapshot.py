@@ -13,8 +13,9 @@ import pytest
 
 from audit.errors import SnapshotError
 from audit.kube.api import KubeApi
-from audit.kube.snapshot import load_snapshot, read_snapshot_file
+from audit.kube.snapshot import _yaml_documents, load_snapshot, read_snapshot_file
 from kubedata.objects import key_of
+from kubedata.yaml_io import documents
 from tests.apiserver import ApiServer
 from tests.audit.conftest import LIVE, TOKEN
 
@@ -154,6 +155,30 @@ def test_errors_name_the_file_and_line(tmp_path: Path, name: str, text: str, mes
     (tmp_path / name).write_text(text)
     with pytest.raises(SnapshotError, match=message):
         load_snapshot(tmp_path)
+
+
+ALIKE_OR_NOT = {
+    "comments first": "# kubectl get cm -o yaml\n\n  # x\napiVersion: v1\nkind: ConfigMap\n",
+    "a quoted timestamp": "apiVersion: v1\nkind: ConfigMap\ndata: {t: '2026-11-20T15:41:07Z'}\n",
+    "a byte-order mark": "\ufeffapiVersion: v1\nkind: ConfigMap\n",
+    "CRLF line breaks": "\r\n\r\napiVersion: v1\r\nkind: ConfigMap\r\n",
+    "a NEL in a plain scalar": "apiVersion: v1\nkind: ConfigMap\ndata: {a: x\x85y}\n",
+    "a duplicate key": "apiVersion: v1\nkind: ConfigMap\nkind: Secret\n",
+    "only a comment": "# nothing\n",
+}
+
+
+@pytest.mark.parametrize("text", ALIKE_OR_NOT.values(), ids=ALIKE_OR_NOT.keys())
+def test_either_parser_gives_pyyaml_s_documents_and_lines(text: str) -> None:
+    """yaml-rs reads what it reads as PyYAML does; anything else is left to PyYAML."""
+    path = Path("f.yaml")  # repr: True is not 1, and key order counts
+    assert repr(list(_yaml_documents(path, text))) == repr(list(documents(text, "f.yaml")))
+
+
+def test_the_live_fixtures_read_as_pyyaml_reads_them() -> None:
+    for path in sorted(LIVE.rglob("*.yaml")):
+        text = path.read_text()
+        assert repr(list(_yaml_documents(path, text))) == repr(list(documents(text, str(path))))
 
 
 def test_duplicates_must_agree(tmp_path: Path) -> None:

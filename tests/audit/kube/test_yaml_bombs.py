@@ -52,6 +52,11 @@ users:
             "4: nested more than 100 levels deep",
             id="deep",
         ),
+        pytest.param(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n" + _deep(150),
+            "4: nested more than 100 levels deep",
+            id="deep-within-what-yaml-rs-reads",
+        ),
     ],
 )
 def test_a_snapshot_that_would_explode_is_refused(tmp_path: Path, text: str, problem: str):
