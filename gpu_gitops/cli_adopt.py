@@ -69,7 +69,12 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
             raise AdoptError(
                 "GITHUB_TOKEN is not set: export a token that may push and open pull requests"
             )
-    repo = open_repo(args.repo)
+    # closed at the end: GitPython's object reads keep git processes until then
+    with open_repo(args.repo) as repo:
+        return _adopt(args, console, repo, token)
+
+
+def _adopt(args: argparse.Namespace, console: Console, repo: git.Repo, token: str) -> int:
     ensure_clean(repo)  # before the audit: a dirty tree is refused at once
     source = live_source(args)
     result, prepared = run_audit(
