@@ -3,12 +3,12 @@ ref without a checkout, and starting a fresh repository (the demo, benchmarks an
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import git
 
 from renderer.errors import GitError
+from renderer.publish.gitobjects import list_tree, read_objects
 
 __all__ = ["find_commit", "init_repo", "open_repo", "resolve", "tree_files"]
 
@@ -77,36 +77,5 @@ def tree_files(commit: git.Commit, top: str = "clusters") -> dict[str, bytes]:
     Two git processes whatever the number of files (ls-tree, then one cat-file --batch): reading
     the 18,620 files of a large cluster blob by blob through GitPython took three times as long.
     """
-    listing = _git_bytes(
-        commit.repo, "ls-tree", "-r", "-z", "--full-tree", commit.hexsha, "--", top
-    )
-    blobs: dict[str, str] = {}
-    for entry in listing.split(b"\0"):
-        head, _, path = entry.partition(b"\t")
-        fields = head.split()
-        if len(fields) == 3 and fields[1] == b"blob":
-            blobs[path.decode(errors="surrogateescape")] = fields[2].decode()
-    if not blobs:
-        return {}
-    out = _git_bytes(commit.repo, "cat-file", "--batch", data="\n".join(blobs.values()) + "\n")
-    contents: list[bytes] = []
-    pos = 0
-    for _ in blobs:
-        end = out.index(b"\n", pos)
-        size = int(out[pos:end].rsplit(b" ", 1)[1])
-        contents.append(out[end + 1 : end + 1 + size])
-        pos = end + 1 + size + 1
-    return dict(zip(blobs, contents, strict=True))
-
-
-def _git_bytes(repo: git.Repo, *args: str, data: str | None = None) -> bytes:
-    done = subprocess.run(
-        ["git", "--git-dir", str(repo.git_dir), *args],
-        input=data.encode() if data is not None else None,
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        reason = done.stderr.decode(errors="replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {reason[0] if reason else done.returncode}")
-    return done.stdout
+    blobs = {i.path: i.sha for i in list_tree(commit.repo, commit.hexsha, top) if i.kind == "blob"}
+    return dict(zip(blobs, read_objects(commit.repo, list(blobs.values())), strict=True))
