@@ -162,18 +162,20 @@ def _read_tip(repo: git.Repo, tree: str) -> tuple[TreeEntries, dict[str, _OldFol
     """The top-level entries of the tip's tree and its folders, listed by one git process."""
     root: TreeEntries = {}
     folders: dict[str, _OldFolder] = {}
-    for item in list_tree(repo, tree):
-        name, *rest = item.path.split("/")
+    for mode, kind, sha, path in list_tree(repo, tree):
+        name, _, rest = path.partition("/")
         if not rest:
-            root[name] = (item.mode, item.sha)
-            if item.mode == MODE_DIR:
-                folders[name] = _OldFolder(item.sha)
-        elif len(rest) == 1:
-            folders[name].files[rest[0]] = (item.mode, item.sha)
-            if rest[0] == METADATA_FILE and item.kind == "blob":
-                folders[name].metadata = item.sha
-        elif len(rest) == 2 and rest[0] == SOURCE_DIR:
-            folders[name].source[rest[1]] = (item.mode, item.sha)
+            root[name] = (mode, sha)
+            if mode == MODE_DIR:
+                folders[name] = _OldFolder(sha)
+        elif "/" not in rest:
+            folders[name].files[rest] = (mode, sha)
+            if rest == METADATA_FILE and kind == "blob":
+                folders[name].metadata = sha
+        else:
+            sub, _, file = rest.partition("/")
+            if sub == SOURCE_DIR and "/" not in file:
+                folders[name].source[file] = (mode, sha)
     return root, folders
 
 
