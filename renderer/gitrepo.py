@@ -77,5 +77,6 @@ def tree_files(commit: git.Commit, top: str = "clusters") -> dict[str, bytes]:
     Two git processes whatever the number of files (ls-tree, then one cat-file --batch): reading
     the 18,620 files of a large cluster blob by blob through GitPython took three times as long.
     """
-    blobs = {i.path: i.sha for i in list_tree(commit.repo, commit.hexsha, top) if i.kind == "blob"}
+    listing = list_tree(commit.repo, commit.hexsha, top)
+    blobs = {path: sha for _, kind, sha, path in listing if kind == "blob"}
     return dict(zip(blobs, read_objects(commit.repo, list(blobs.values())), strict=True))

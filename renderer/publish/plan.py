@@ -252,23 +252,20 @@ class Publisher:
         old_root, folders = _read_tip(repo, parent_tree) if parent_tree else ({}, {})
         old_metadata = _old_metadata(repo, {n: f for n, f in folders.items() if n in self.metadata})
         entries: TreeEntries = {}
-        known: dict[str, frozenset[str]] = {}
         todo: list[str] = []
         for name, meta in sorted(self.metadata.items()):
-            folder = folders.get(name)
-            if folder is not None:
-                known[name] = folder.known()
-                old_meta = old_metadata.get(name)
-                if old_meta is not None and old_meta.same_input(meta):
-                    if old_meta.output_digest == folder_digest(folder.blobs()):
-                        entries[name] = old_root[name]
-                        continue
-                    if old_meta.output_digest:  # older tools wrote none: rebuild quietly
-                        self.warnings.append(Problem(f"{name}/", 0, "", _EDITED, "warning"))
+            old_meta = old_metadata.get(name)
+            if old_meta is not None and old_meta.same_input(meta):
+                if old_meta.output_digest == folder_digest(folders[name].blobs()):
+                    entries[name] = old_root[name]
+                    continue
+                if old_meta.output_digest:  # older tools wrote none: rebuild quietly
+                    self.warnings.append(Problem(f"{name}/", 0, "", _EDITED, "warning"))
             todo.append(name)
         self.build(todo)
         for name in todo:
-            entries[name] = _folder_tree(writer, self.outputs[name], known.get(name, frozenset()))
+            known = folders[name].known() if name in folders else frozenset()
+            entries[name] = _folder_tree(writer, self.outputs[name], known)
         tree = writer.tree(entries, frozenset({parent_tree}) if parent_tree else frozenset())
         changed = sorted(n for n, e in entries.items() if old_root.get(n) != e)
         removed = sorted(set(old_root) - set(entries))

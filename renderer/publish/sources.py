@@ -17,7 +17,7 @@ from kubedata.yaml_io import load_marked
 from renderer.errors import GitError
 from renderer.model import Flux
 from renderer.profile import INPUT_FILES, MAX_FILE_BYTES, PROFILE_FILE, ClusterFiles
-from renderer.publish.gitobjects import TreeItem, list_tree, read_objects, run_git
+from renderer.publish.gitobjects import TreeEntries, list_tree, read_objects, run_git
 from renderer.repofiles import link_problem, read_bytes
 
 __all__ = ["Sources", "profile_branch", "read_sources"]
@@ -57,17 +57,17 @@ _DEFAULT_BRANCH = Flux().branch
 
 def _files_at(repo: git.Repo, commit: str) -> dict[str, ClusterFiles]:
     """The cluster files of a commit, read in two git processes whatever their number."""
-    folders: dict[str, dict[str, TreeItem]] = {}
-    for item in list_tree(repo, commit, "clusters"):
-        parts = item.path.split("/")
-        if len(parts) == 3 and item.kind == "blob":  # clusters/<folder>/<file>
-            folders.setdefault(parts[1], {})[parts[2]] = item
+    folders: dict[str, TreeEntries] = {}
+    for mode, kind, sha, path in list_tree(repo, commit, "clusters"):
+        parts = path.split("/")
+        if len(parts) == 3 and kind == "blob":  # clusters/<folder>/<file>
+            folders.setdefault(parts[1], {})[parts[2]] = (mode, sha)
     for folder, blobs in folders.items():
         for name in INPUT_FILES:
-            if name in blobs and blobs[name].mode == _MODE_LINK:
+            if name in blobs and blobs[name][0] == _MODE_LINK:
                 raise link_problem(f"clusters/{folder}/{name}")
     wanted = {
-        (folder, name): blobs[name].sha
+        (folder, name): blobs[name][1]
         for folder, blobs in folders.items()
         if PROFILE_FILE in blobs
         for name in INPUT_FILES
