@@ -189,7 +189,8 @@ def read_objects(repo: git.Repo, shas: Sequence[str]) -> list[bytes]:
     if not shas:
         return []
     ids = "".join(f"{sha}\n" for sha in shas).encode()
-    out = run_git(repo, "cat-file", "--batch", "--buffer", data=ids)  # one flush, not one an object
+    # --buffer: git flushes its output once at the end, not after every object
+    out = run_git(repo, "cat-file", "--batch", "--buffer", data=ids)
     contents = []
     pos = 0
     for sha in shas:
