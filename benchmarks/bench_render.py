@@ -14,7 +14,6 @@ vs N.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import resource
 import shutil
 import statistics
@@ -25,11 +24,12 @@ import time
 from pathlib import Path
 
 from benchmarks.profiles import write_profiles
+from benchmarks.pykustomize_api import pykustomize_build
 from renderer.kustomize.workers import build_overlays, materialize
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 
-__all__ = ["main"]
+__all__ = ["main", "overlays_on_disk"]
 
 
 def _render_build(root: Path) -> tuple[float, int]:
@@ -43,7 +43,7 @@ def _render_build(root: Path) -> tuple[float, int]:
     )
 
 
-def _on_disk(root: Path, tmp: Path, clusters: int | None = None) -> list[Path]:
+def overlays_on_disk(root: Path, tmp: Path, clusters: int | None = None) -> list[Path]:
     """The overlays of `root`'s clusters (the first `clusters`) written under tmp; their folders."""
     checked = check_clusters(root)
     rendered = render_profiles(checked.profiles[:clusters])
@@ -52,23 +52,16 @@ def _on_disk(root: Path, tmp: Path, clusters: int | None = None) -> list[Path]:
 
 
 def _pykustomize_loop(root: Path) -> float:
-    """pykustomize's public API, once per overlay, in this process (no workers)."""
-    import pykustomize
-
-    async def build_all(paths: list[Path]) -> list[str]:
-        kustomizer = pykustomize.Kustomizer()
-        return [(await kustomizer.build(path)).yaml for path in paths]
-
     with tempfile.TemporaryDirectory() as tmp:
-        paths = _on_disk(root, Path(tmp))
+        paths = overlays_on_disk(root, Path(tmp))
         start = time.perf_counter()
-        asyncio.run(build_all(paths))
+        pykustomize_build(paths)
         return time.perf_counter() - start
 
 
 def _kubectl_sample(root: Path, sample: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        paths = _on_disk(root, Path(tmp), sample)
+        paths = overlays_on_disk(root, Path(tmp), sample)
         start = time.perf_counter()
         for path in paths:
             subprocess.run(["kubectl", "kustomize", str(path)], check=True, capture_output=True)

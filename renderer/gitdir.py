@@ -5,7 +5,9 @@ its time. A git.Repo is a GitDir too, so its users read through the same functio
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -15,16 +17,25 @@ from renderer.errors import GitError
 __all__ = [
     "Checkout",
     "GitDir",
+    "TreeItem",
     "branch_name",
     "find_sha",
     "git_bytes",
+    "list_tree",
     "not_a_checkout",
     "open_checkout",
+    "read_objects",
     "read_tree",
     "resolve_sha",
     "tree_entries",
     "unknown_ref",
 ]
+
+
+# An entry of `git ls-tree -z`: "<mode> <type> <id>\t<path>\0". A tree's mode is padded to
+# 040000, but a tree object (and publish's TreeEntries) says 40000. One regular expression over
+# the whole listing, not a split per entry: a hundred thousand entries for ten thousand clusters.
+_LS_TREE = re.compile(r"0*(\d+) (\w+) ([0-9a-f]+)\t([^\0]*)\0")
 
 
 class GitDir(Protocol):
@@ -136,24 +147,40 @@ def read_tree(repo: GitDir, sha: str, top: str) -> dict[str, bytes]:
     Two git processes whatever the number of files (ls-tree, then one cat-file --batch): reading
     the 18,620 files of a large cluster blob by blob through GitPython took three times as long.
     """
-    listing = git_bytes(repo, "ls-tree", "-r", "-z", "--full-tree", sha, "--", top)
-    blobs: dict[str, str] = {}
-    for entry in listing.split(b"\0"):
-        head, _, path = entry.partition(b"\t")
-        fields = head.split()
-        if len(fields) == 3 and fields[1] == b"blob":
-            blobs[path.decode(errors="surrogateescape")] = fields[2].decode()
-    if not blobs:
-        return {}
-    out = git_bytes(repo, "cat-file", "--batch", data="\n".join(blobs.values()) + "\n")
-    contents: list[bytes] = []
+    blobs = {path: sha for _, kind, sha, path in list_tree(repo, sha, top) if kind == "blob"}
+    return dict(zip(blobs, read_objects(repo, list(blobs.values())), strict=True))
+
+
+TreeItem = tuple[str, str, str, str]
+"""One entry of `git ls-tree`: mode (as in TreeEntries), type, id and path; a plain tuple, as the
+regular expression finds it (ten thousand clusters list a hundred thousand entries)."""
+
+
+def list_tree(repo: GitDir, treeish: str, *paths: str) -> list[TreeItem]:
+    """Every entry of a tree under `paths` (all when none), subtrees before their contents."""
+    out = git_bytes(repo, "ls-tree", "-r", "-t", "-z", "--full-tree", treeish, "--", *paths)
+    items: list[TreeItem] = _LS_TREE.findall(out.decode(errors="surrogateescape"))
+    return items
+
+
+def read_objects(repo: GitDir, shas: Sequence[str]) -> list[bytes]:
+    """The contents of these objects, in order (GitError if one is missing)."""
+    if not shas:
+        return []
+    ids = "".join(f"{sha}\n" for sha in shas)
+    # --buffer: git flushes its output once at the end, not after every object
+    out = git_bytes(repo, "cat-file", "--batch", "--buffer", data=ids)
+    contents = []
     pos = 0
-    for _ in blobs:
+    for sha in shas:
         end = out.index(b"\n", pos)
-        size = int(out[pos:end].rsplit(b" ", 1)[1])
+        header = out[pos:end].split(b" ")  # "<sha> <type> <size>", or "<sha> missing"
+        if len(header) != 3:
+            raise GitError(f"object {sha} is missing from the repository")
+        size = int(header[2])
         contents.append(out[end + 1 : end + 1 + size])
-        pos = end + 1 + size + 1
-    return dict(zip(blobs, contents, strict=True))
+        pos = end + 1 + size + 1  # the content ends in a newline of the batch's own
+    return contents
 
 
 def git_bytes(repo: GitDir, *args: str, data: str | None = None) -> bytes:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import bench_publish
 from benchmarks.__main__ import BENCHMARKS, main
 from gpu_gitops.arguments import COMMANDS
 
@@ -41,11 +42,18 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(fleet, out)
     live = r"diff --live-findings, 20-cluster repo, 2 changed: [0-9.]+ s .*, 3 queries \| "
     assert re.search(live + r"baseline .*, 2 queries \| ratio [0-9.]+x", out)
-    assert re.search(r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB", out)
-    assert re.search(
-        r"publish 5 clusters .* git add -A \+ git commit: [0-9.]+ s, .* ratio [0-9.]+x", out
-    )
-    assert re.search(r"no-op publish: .* git add -A \(unchanged\) \+ diff: .* ratio [0-9.]+x", out)
+    built = r"baseline pykustomize build \+ write \+ git add -A "
+    first = r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB \| " + built
+    assert re.search(first + r"\+ git commit: [0-9.]+ s, peak RSS \d+ MB \| ratio [0-9.]+x", out)
+    noop = r"no-op publish \(median of 3: [0-9., ]+\): [0-9.]+ s, peak RSS \d+ MB \| " + built
+    assert re.search(noop + r"\(unchanged\) \+ diff: [0-9.]+ s, .* ratio [0-9.]+x", out)
+    files = r"publish 5 clusters, files already built: .* \| baseline write files \+ git add -A "
+    assert re.search(files + r"\+ git commit: [0-9.]+ s, .* ratio [0-9.]+x", out)
+    files = r"no-op publish, files already built: .* \| baseline write files \+ git add -A "
+    assert re.search(files + r"\(unchanged\) \+ diff: [0-9.]+ s, .* ratio [0-9.]+x", out)
+    targets = r"targets on 2 cores \(they are for 1,000 clusters; this run had 5\): publish of "
+    targets += r"1,000 clusters <= 5 s: (met|MISSED); no-op publish of 1,000 clusters <= 1 s: "
+    assert re.search(targets + r"(met|MISSED)\n", out)
     check = r"render --check of 5 clusters \(\d+ files in the checkout\), render cache warm: "
     assert re.search(
         check + r"[0-9.]+ s \(median of 1 rounds, .*\), peak RSS \d+ MB \| target 3 s", out
@@ -84,6 +92,17 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     growth = r"growth \d+ -> \d+ objects: time x[0-9.]+ \(exponent -?[0-9.]+; target <= 1.05 "
     assert re.search(
         growth + r"\(it is for 20000 -> 200000 objects\): (met|MISSED)\), peak RSS", out
+    )
+
+
+def test_publish_targets_are_those_of_the_run_size():
+    first, noop = {"seconds": 30.0}, {"seconds": 1.2}
+    assert bench_publish._verdicts(10000, first, noop) == (
+        "targets on 2 cores: no-op publish of 10,000 clusters <= 1.5 s: met"
+    )
+    assert bench_publish._verdicts(1000, first, noop) == (
+        "targets on 2 cores: publish of 1,000 clusters <= 5 s: MISSED; "
+        "no-op publish of 1,000 clusters <= 1 s: MISSED"
     )
 
 

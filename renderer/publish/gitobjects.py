@@ -1,4 +1,7 @@
-"""Git objects written without a checkout, through gitpython's git plumbing.
+"""Git objects read and written without a checkout, through git's plumbing.
+
+Trees are listed and objects read in batches by renderer/gitdir.py (list_tree, read_objects): one
+object at a time through gitpython cost a round trip each (seconds for ten thousand clusters).
 
 Blobs and trees are hashed in Python and written in one pack by `git index-pack` (a thousand loose
 object files would cost seconds on a slow disk); commits are made by `git commit-tree`; a branch
@@ -16,7 +19,6 @@ import zlib
 from collections.abc import Mapping, Sequence
 
 import git
-from git.objects.fun import tree_entries_from_data
 from kubedata.budget import Budget
 from kubedata.child import ChildTimeout, run_child
 
@@ -31,8 +33,6 @@ __all__ = [
     "TreeEntries",
     "commit_tree",
     "object_id",
-    "read_blob",
-    "read_tree",
     "ref_sha",
     "run_git",
     "tree_data",
@@ -161,19 +161,6 @@ class ObjectWriter:
             run_git(repo, "index-pack", "--stdin", data=self.pack())
             self.pending.clear()
         return count
-
-
-def read_tree(repo: git.Repo, sha: str) -> TreeEntries:
-    """The entries of a tree object."""
-    data = repo.odb.stream(bytes.fromhex(sha)).read()
-    return {
-        name: (f"{mode:o}", binsha.hex()) for binsha, mode, name in tree_entries_from_data(data)
-    }
-
-
-def read_blob(repo: git.Repo, sha: str) -> bytes:
-    data: bytes = repo.odb.stream(bytes.fromhex(sha)).read()
-    return data
 
 
 def ref_sha(repo: git.Repo, ref: str) -> str | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import git
 
 from renderer.errors import Problem
+from renderer.gitdir import list_tree, read_objects
 from renderer.kustomize.workers import build_overlays
 from renderer.overlays import cluster_overlay
 from renderer.publish.flat import (
@@ -35,8 +36,6 @@ from renderer.publish.gitobjects import (
     ObjectWriter,
     TreeEntries,
     commit_tree,
-    read_blob,
-    read_tree,
     run_git,
 )
 from renderer.publish.sources import Sources
@@ -107,6 +106,55 @@ def _folder_tree(
 
 
 @dataclass
+class _OldFolder:
+    """A cluster folder of the tip: its tree, its entries and those of its source/ subfolder."""
+
+    tree: str
+    files: TreeEntries = field(default_factory=dict)
+    source: TreeEntries = field(default_factory=dict)
+    metadata: str | None = None
+    """The blob id of its hydrator.metadata, if it has one."""
+
+    def known(self) -> frozenset[str]:
+        """Ids already stored, so a rebuild does not write them again."""
+        shas = (sha for _, sha in (*self.files.values(), *self.source.values()))
+        return frozenset({self.tree, *shas})
+
+    def blobs(self) -> dict[str, str]:
+        """path -> blob id, as folder_digest takes them."""
+        out = {f: sha for f, (mode, sha) in self.files.items() if mode != MODE_DIR}
+        return out | {f"{SOURCE_DIR}/{f}": sha for f, (_, sha) in self.source.items()}
+
+
+def _read_tip(repo: git.Repo, tree: str) -> tuple[TreeEntries, dict[str, _OldFolder]]:
+    """The top-level entries of the tip's tree and its folders, listed by one git process."""
+    root: TreeEntries = {}
+    folders: dict[str, _OldFolder] = {}
+    for mode, kind, sha, path in list_tree(repo, tree):
+        name, _, rest = path.partition("/")
+        if not rest:
+            root[name] = (mode, sha)
+            if mode == MODE_DIR:
+                folders[name] = _OldFolder(sha)
+        elif "/" not in rest:
+            folders[name].files[rest] = (mode, sha)
+            if rest == METADATA_FILE and kind == "blob":
+                folders[name].metadata = sha
+        else:
+            sub, _, file = rest.partition("/")
+            if sub == SOURCE_DIR and "/" not in file:
+                folders[name].source[file] = (mode, sha)
+    return root, folders
+
+
+def _old_metadata(repo: git.Repo, folders: Mapping[str, _OldFolder]) -> dict[str, Metadata | None]:
+    """The hydrator.metadata of these folders that have one, read by one git process."""
+    shas = {name: f.metadata for name, f in folders.items() if f.metadata is not None}
+    data = read_objects(repo, list(shas.values()))
+    return {name: Metadata.from_bytes(d) for name, d in zip(shas, data, strict=True)}
+
+
+@dataclass
 class Plan:
     """The tree of one attempt on top of `parent`, with the objects still to be written."""
 
@@ -169,37 +217,23 @@ class Publisher:
         """The tree of this publish on top of `parent`, reusing its unchanged folders."""
         repo, writer = self.repo, ObjectWriter()
         parent_tree = repo.commit(parent).tree.hexsha if parent else None
-        old_root: TreeEntries = read_tree(repo, parent_tree) if parent_tree else {}
+        old_root, folders = _read_tip(repo, parent_tree) if parent_tree else ({}, {})
+        old_metadata = _old_metadata(repo, {n: f for n, f in folders.items() if n in self.metadata})
         entries: TreeEntries = {}
-        known: dict[str, frozenset[str]] = {}
         todo: list[str] = []
         for name, meta in sorted(self.metadata.items()):
-            old = old_root.get(name)
-            if old is not None and old[0] == MODE_DIR:
-                old_files = read_tree(repo, old[1])
-                old_source = old_files.get(SOURCE_DIR)
-                nested = (
-                    read_tree(repo, old_source[1])
-                    if old_source is not None and old_source[0] == MODE_DIR
-                    else {}
-                )
-                known[name] = frozenset(
-                    {old[1], *(sha for _, sha in (*old_files.values(), *nested.values()))}
-                )
-                entry = old_files.get(METADATA_FILE)
-                old_meta = Metadata.from_bytes(read_blob(repo, entry[1])) if entry else None
-                if old_meta is not None and old_meta.same_input(meta):
-                    blobs = {f: sha for f, (mode, sha) in old_files.items() if mode != MODE_DIR}
-                    blobs |= {f"{SOURCE_DIR}/{f}": sha for f, (_, sha) in nested.items()}
-                    if old_meta.output_digest == folder_digest(blobs):
-                        entries[name] = old
-                        continue
-                    if old_meta.output_digest:  # older tools wrote none: rebuild quietly
-                        self.warnings.append(Problem(f"{name}/", 0, "", _EDITED, "warning"))
+            old_meta = old_metadata.get(name)
+            if old_meta is not None and old_meta.same_input(meta):
+                if old_meta.output_digest == folder_digest(folders[name].blobs()):
+                    entries[name] = old_root[name]
+                    continue
+                if old_meta.output_digest:  # older tools wrote none: rebuild quietly
+                    self.warnings.append(Problem(f"{name}/", 0, "", _EDITED, "warning"))
             todo.append(name)
         self.build(todo)
         for name in todo:
-            entries[name] = _folder_tree(writer, self.outputs[name], known.get(name, frozenset()))
+            known = folders[name].known() if name in folders else frozenset()
+            entries[name] = _folder_tree(writer, self.outputs[name], known)
         tree = writer.tree(entries, frozenset({parent_tree}) if parent_tree else frozenset())
         changed = sorted(n for n, e in entries.items() if old_root.get(n) != e)
         removed = sorted(set(old_root) - set(entries))
