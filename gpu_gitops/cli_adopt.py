@@ -69,7 +69,12 @@ def cmd_adopt(args: argparse.Namespace, console: Console) -> int:
             raise AdoptError(
                 "GITHUB_TOKEN is not set: export a token that may push and open pull requests"
             )
-    repo = open_repo(args.repo)
+    # the checkout's git processes (GitPython keeps some running) end with the command
+    with open_repo(args.repo) as repo:
+        return _adopt(args, console, repo, token)
+
+
+def _adopt(args: argparse.Namespace, console: Console, repo: git.Repo, token: str) -> int:
     ensure_clean(repo)  # before the audit: a dirty tree is refused at once
     source = live_source(args)
     result, prepared = run_audit(
