@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +53,8 @@ class Demo:
 
 
 @pytest.fixture
-def demo(tmp_path: Path) -> Demo:
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    """The demo repository; its git processes (GitPython's) end with the test."""
     repo, tip = demo_repo(tmp_path / "repo")
     origin = git.Repo.init(tmp_path / "origin.git", bare=True)
     repo.create_remote("origin", str(tmp_path / "origin.git"))
@@ -60,7 +62,8 @@ def demo(tmp_path: Path) -> Demo:
     for cluster in ("ams1", "sto1"):
         snapshot = tmp_path / "snapshots" / cluster
         write_snapshot(snapshot, demo_objects(cluster, tip), demo_empty(cluster))
-    return Demo(tmp_path, repo, origin, repo.head.commit.hexsha)
+    with repo, origin:
+        yield Demo(tmp_path, repo, origin, repo.head.commit.hexsha)
 
 
 def audit_ids(demo: Demo, ref: str | None = None) -> list[str]:
