@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -32,6 +33,15 @@ from tests.pushgateway import BINARY as PUSHGATEWAY_BINARY
 from tests.pushgateway import Pushgateway
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def git_out(repo: Path, *args: str) -> str:
+    """`git -C repo ARGS`'s output; CalledProcessError when it fails."""
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
 DATA = Path(__file__).resolve().parent / "data"
 REQUIRE_REFERENCE = "GPU_GITOPS_REQUIRE_REFERENCE"
 """Set to 1: a test that would skip for want of the reference files or Helm fails instead."""

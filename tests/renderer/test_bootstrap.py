@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from renderer.crds import Registry
 from renderer.render import render_profiles
 from renderer.validate import check_clusters
 from tests.conftest import REPO_ROOT
+from tests.conftest import git_out as git
 
 CRD_FILES = (
     "kustomize-controller/config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
@@ -32,12 +32,6 @@ CRD_FILES = (
 )
 ORIGIN = "git@github.com:example/gitops.git"
 CLUSTERS = sorted(p.parent.name for p in (REPO_ROOT / "clusters").glob("*/gpu-profile.yaml"))
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
 
 
 def copy_examples(root: Path) -> None:

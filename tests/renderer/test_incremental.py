@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,14 +21,9 @@ from renderer.render_cache import CACHE_FILE
 from renderer.validate import check_clusters
 from renderer.write import file_digest
 from tests.conftest import REPO_ROOT
+from tests.conftest import git_out as _git
 
 ORIGIN = "https://git.example.com/fleet/gitops.git"
-
-
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout
 
 
 @pytest.fixture

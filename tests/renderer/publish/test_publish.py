@@ -43,6 +43,7 @@ from renderer.validate import check_clusters
 from renderer.version import code_files, tool_version
 from renderer.write import checkout_lock
 from tests.conftest import REPO_ROOT
+from tests.conftest import git_out as sh
 from tests.hanging_remote import gpu_gitops, hang_on_push, running
 from tests.renderer.profile_texts import folder_files
 
@@ -57,12 +58,6 @@ def identity(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"GIT_{who}_NAME", "Test")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "test@example.invalid")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-
-
-def sh(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
 
 
 @pytest.fixture
