@@ -194,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"job on the {large.live}-object cluster ({large.desired} desired; "
                 f"{len(report['findings'])} findings; complete={report['complete']}): exit "
-                f"{large.run.code}, {large.run.seconds:.2f} s, peak RSS "
-                f"{large.run.peak_rss_mb:.0f} MB, {large.requests} requests, "
+                f"{large.run.code}, {large.run.seconds:.2f} s (CPU {large.run.cpu_seconds:.2f} s), "
+                f"peak RSS {large.run.peak_rss_mb:.0f} MB, {large.requests} requests, "
                 f"{large.bytes_read / 2**20:.0f} MiB read",
                 flush=True,
             )
@@ -223,6 +223,7 @@ def _growth(small: LargeRun, large: LargeRun) -> str:
     """How time and memory grow from the first size to the last, as exponents of the size."""
     size = large.live / small.live
     time = large.run.seconds / small.run.seconds
+    cpu = large.run.cpu_seconds / small.run.cpu_seconds
     memory = large.run.peak_rss_mb / small.run.peak_rss_mb
     exponent = math.log(time) / math.log(size)
     verdict = "met" if exponent <= GROWTH_EXPONENT else "MISSED"
@@ -233,7 +234,8 @@ def _growth(small: LargeRun, large: LargeRun) -> str:
     )
     return (
         f"growth {small.live} -> {large.live} objects: time x{time:.1f} (exponent "
-        f"{exponent:.2f}; target <= {GROWTH_EXPONENT}{scope}: {verdict}), peak RSS x{memory:.1f} "
+        f"{exponent:.2f}; target <= {GROWTH_EXPONENT}{scope}: {verdict}), the job's CPU "
+        f"x{cpu:.1f} (exponent {math.log(cpu) / math.log(size):.2f}), peak RSS x{memory:.1f} "
         f"(exponent {math.log(memory) / math.log(size):.2f})"
     )
 

@@ -88,10 +88,12 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert "targets on 2 cores (they are for 20,000 objects; this run had 200): wall" in out
     assert re.search(r"job on ams1: exit 0, [0-9.]+ s, peak RSS \d+ MB", out)
     job = r"job on the 200-object cluster \(\d+ desired; \d+ findings; complete=True\): exit 0"
-    assert re.search(job + r", [0-9.]+ s, peak RSS \d+ MB", out)
+    assert re.search(job + r", [0-9.]+ s \(CPU [0-9.]+ s\), peak RSS \d+ MB", out)
     growth = r"growth \d+ -> \d+ objects: time x[0-9.]+ \(exponent -?[0-9.]+; target <= 1.05 "
     assert re.search(
-        growth + r"\(it is for 20000 -> 200000 objects\): (met|MISSED)\), peak RSS", out
+        growth + r"\(it is for 20000 -> 200000 objects\): (met|MISSED)\), the job's CPU x[0-9.]+ "
+        r"\(exponent -?[0-9.]+\), peak RSS",
+        out,
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -181,6 +182,13 @@ class JobRun:
     stderr: str
     seconds: float
     peak_rss_mb: float
+    cpu_seconds: float
+    """User and system CPU time of the job's process (of the buildah run, in an image)."""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_job(job: dict[str, Any], server: ApiServer, folder: Path, image: str = "") -> JobRun:
@@ -231,9 +239,12 @@ def run_container(
         env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"
         env["GPU_GITOPS_SERVICEACCOUNT_DIR"] = str(mount)
     out, err = folder / "stdout", folder / "stderr"
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     with out.open("wb") as stdout, err.open("wb") as stderr:
         child = subprocess.Popen(argv, env=env, cwd=folder, stdout=stdout, stderr=stderr)
         peak = wait_peak_rss_mb(child)
     seconds = time.perf_counter() - start
-    return JobRun(child.returncode, out.read_text(), err.read_text(), seconds, peak)
+    # the only child reaped meanwhile: the API server and the artifact server are not children
+    # that end here
+    cpu = _children_cpu() - cpu
+    return JobRun(child.returncode, out.read_text(), err.read_text(), seconds, peak, cpu)
