@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from kubedata.errors import GpuGitopsError
 from kubedata.text import adopt_command, inert
 from kubedata.yaml_io import load_all
-from renderer.gitrepo import open_repo
+from renderer.gitdir import git_bytes, open_checkout
 
 from prbot.diff import ObjectChange
 
@@ -204,15 +204,17 @@ def _field(doc: Any, dotted: str) -> Any:
 
 def git_field_changed(repo_dir: Path, base: str, head: str) -> FieldChanged:
     """Whether a profile field differs between two commits (read from their trees)."""
-    repo = open_repo(repo_dir)
+    # the git command, not GitPython: the closure outlives this call, and a GitPython repository
+    # left open keeps git processes until the garbage collector finds it
+    repo = open_checkout(repo_dir)
     cache: dict[tuple[str, str], Any] = {}
 
     def doc(commit: str, file: str) -> Any:
         if (commit, file) not in cache:
             try:
-                blob = repo.commit(commit).tree / file
-                docs = load_all(blob.data_stream.read().decode("utf-8"), file)
-            except (KeyError, ValueError, UnicodeDecodeError, GpuGitopsError):
+                data = git_bytes(repo, "cat-file", "blob", f"{commit}:{file}")
+                docs = load_all(data.decode("utf-8"), file)
+            except (ValueError, UnicodeDecodeError, GpuGitopsError):  # GitError: no such file
                 docs = []
             cache[commit, file] = docs[0] if docs else None
         return cache[commit, file]
