@@ -9,7 +9,14 @@ from gpu_gitops.commands import say_warnings
 from gpu_gitops.console import Console
 from renderer.incremental import render_checkout
 from renderer.render import left_over
-from renderer.write import checkout_lock, extra_paths, remove_debris, stale_digests, write_dirs
+from renderer.write import (
+    checkout_lock,
+    extra_paths,
+    outdated_dirs,
+    remove_debris,
+    stale_digests,
+    write_dirs,
+)
 
 __all__ = ["cmd_render"]
 
@@ -32,8 +39,7 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
         return 0
     with checkout_lock(repo):
         remove_debris(repo, digests)
-        outdated = [d for d in digests if stale_digests(repo, {d: digests[d]})]
-        changed = write_dirs(repo, result.texts(outdated), remove=gone)
+        changed = write_dirs(repo, result.texts(outdated_dirs(repo, digests)), remove=gone)
     for d in changed:
         console.say(f"{'removed' if d in gone else 'wrote'} {d}/")
     if not changed:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kubedata.errors import KubeDataError
 
-__all__ = ["NotRegularFile", "TooLarge", "read_all", "read_regular"]
+__all__ = ["NotRegularFile", "TooLarge", "read_regular"]
 
 
 class NotRegularFile(KubeDataError, OSError):
@@ -45,7 +45,7 @@ def read_regular(
             raise NotRegularFile("not a regular file")
         if info.st_size > limit:
             raise TooLarge(info.st_size)
-        data = read_all(fd, limit + 1, info.st_size + 1)
+        data = _read_all(fd, limit + 1, info.st_size + 1)
         if len(data) > limit:  # grew while read
             raise TooLarge(len(data))
         return data
@@ -53,9 +53,9 @@ def read_regular(
         os.close(fd)
 
 
-def read_all(fd: int, limit: int, expected: int = 1 << 16) -> bytes:
-    """Up to `limit` bytes of the open file `fd`, to its end, in reads of about `expected` bytes
-    (its size, when known: one read then; os.read may return fewer)."""
+def _read_all(fd: int, limit: int, expected: int) -> bytes:
+    """Up to `limit` bytes of the open file `fd`, to its end, in reads of `expected` bytes (its
+    size: one read, unless it grew; os.read may return fewer)."""
     chunks: list[bytes] = []
     size = 0
     while size < limit:

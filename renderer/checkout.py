@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-__all__ = ["checkout_root", "git_dir", "origin_url"]
+__all__ = ["checkout_root", "origin_url"]
 
 
 def _git(cwd: Path, *args: str) -> str | None:
@@ -26,12 +26,6 @@ def checkout_root(folder: Path) -> Path:
     (GIT_DIR and GIT_WORK_TREE included); `folder` itself when it is in no work tree."""
     top = _git(folder, "rev-parse", "--show-toplevel")
     return Path(top) if top else folder
-
-
-def git_dir(folder: Path) -> Path | None:
-    """The git folder of the repository holding `folder` (a worktree's own); None if none."""
-    found = _git(folder, "rev-parse", "--absolute-git-dir") if folder.is_dir() else None
-    return Path(found) if found else None
 
 
 def origin_url(folder: Path) -> str | None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from renderer.bootstrap import url_problem
-from renderer.checkout import git_dir, origin_url
-from renderer.errors import Problem, ProfileError
+from renderer.checkout import origin_url
+from renderer.errors import GitError, Problem, ProfileError
+from renderer.gitdir import open_checkout
 from renderer.overlays import base_files, cluster_overlay
 from renderer.profile import (
     ClusterFiles,
@@ -68,7 +69,7 @@ def render_checkout(root: Path, names: Sequence[str] = ()) -> CheckoutRender:
     names = list(names) or discover_clusters(root)
     if not names:
         raise ProfileError([NO_CLUSTERS])
-    origin, where = origin_url(root), git_dir(root)
+    origin, where = origin_url(root), _git_dir(root)
     cache = load_cache(where)
     entries: dict[str, Entry] = {}
     rendered: Texts = {BASE_DIR: base_files()}
@@ -95,10 +96,10 @@ def render_checkout(root: Path, names: Sequence[str] = ()) -> CheckoutRender:
     if any(p.severity == "error" for p in problems):
         raise ProfileError(problems)
     urls = [e.url_problem for e in entries.values() if e.url_problem is not None]
-    base = {BASE_DIR: {f: file_digest(t.encode()) for f, t in rendered[BASE_DIR].items()}}
+    base = {BASE_DIR: _digests(rendered[BASE_DIR])}
     return CheckoutRender(
         warnings=tuple(sorted((*problems, *urls))),
-        digests=in_write_order(base, {n: _plain(e.digests) for n, e in entries.items()}),
+        digests=in_write_order(base, {n: e.digests for n, e in entries.items()}),
         labels=tuple(c for name in names if name in entries for c in entries[name].labels),
         origin=origin,
         rendered=rendered,
@@ -132,8 +133,12 @@ def _keep(
         save_cache(where, kept)
 
 
-def _plain(digests: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
-    return {d: dict(files) for d, files in digests.items()}
+def _git_dir(root: Path) -> Path | None:
+    """Where the cache goes; None (no cache) outside a git checkout."""
+    try:
+        return Path(open_checkout(root).git_dir)
+    except GitError:
+        return None
 
 
 def _loaded(lp: LoadedProfile, origin: str | None) -> LoadedProfile:
@@ -144,8 +149,10 @@ def _loaded(lp: LoadedProfile, origin: str | None) -> LoadedProfile:
 def _render(lp: LoadedProfile, key: str, problems: Sequence[Problem]) -> tuple[Entry, Texts]:
     """One checked cluster's entry (under `key`; "": not to be cached) and generated texts."""
     texts = cluster_dirs(lp, cluster_overlay(lp))
-    digests = {
-        d: {f: file_digest(t.encode()) for f, t in files.items()} for d, files in texts.items()
-    }
+    digests = {d: _digests(files) for d, files in texts.items()}
     entry = Entry(key, tuple(problems), url_problem(lp), digests, tuple(label_commands(lp)))
     return entry, texts
+
+
+def _digests(files: Mapping[str, str]) -> dict[str, str]:
+    return {f: file_digest(t.encode()) for f, t in files.items()}

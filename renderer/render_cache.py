@@ -45,7 +45,7 @@ class Entry:
     problems: tuple[Problem, ...]
     """check_profile's warnings, in its order."""
     url_problem: Problem | None
-    digests: Mapping[str, Mapping[str, str]]
+    digests: dict[str, dict[str, str]]
     """Generated folder -> file -> file_digest of its text."""
     labels: tuple[str, ...]
 

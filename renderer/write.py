@@ -16,13 +16,12 @@ import os
 import re
 import secrets
 import shutil
-import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from kubedata.files import read_all
+from kubedata.files import read_regular
 
 from renderer.errors import WriteError
 from renderer.repofiles import FOLDER, Folders, link_problem, repo_path
@@ -31,6 +30,7 @@ __all__ = [
     "checkout_lock",
     "extra_paths",
     "file_digest",
+    "outdated_dirs",
     "remove_debris",
     "replace_file",
     "stale_digests",
@@ -39,22 +39,14 @@ __all__ = [
 ]
 
 _DEBRIS = re.compile(r"\.[^/]+\.(new|old)-[0-9a-f]{16}")
+_ANY_SIZE = 1 << 40
 
 
 def _read(name: str, dir_fd: int) -> bytes | None:
     try:
-        fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
-        )
+        return read_regular(name, _ANY_SIZE, follow=False, dir_fd=dir_fd)
     except OSError:
-        return None  # missing, a link or unreadable: differs from any generated text
-    try:
-        info = os.fstat(fd)
-        return (
-            read_all(fd, info.st_size + 1, info.st_size + 1) if stat.S_ISREG(info.st_mode) else None
-        )
-    finally:
-        os.close(fd)
+        return None  # missing, a link, a FIFO or unreadable: differs from any generated text
 
 
 def _present(fd: int, prefix: str = "") -> set[str]:
@@ -84,27 +76,41 @@ def file_digest(data: bytes) -> str:
 def stale_files(root: Path, dirs: Mapping[str, Mapping[str, str]]) -> list[str]:
     """Files under `root` that differ from `dirs` (dir -> relative path -> text): changed,
     missing, or present but no longer generated. Sorted, relative to root."""
-    return _stale(root, dirs, lambda data, text: data == text.encode("utf-8"))
+    return sorted(p for paths in _stale(root, dirs, _same_text).values() for p in paths)
 
 
 def stale_digests(root: Path, digests: Mapping[str, Mapping[str, str]]) -> list[str]:
     """As stale_files, from the digests (file_digest) of the texts."""
-    return _stale(root, digests, lambda data, d: data is not None and file_digest(data) == d)
+    return sorted(p for paths in _stale(root, digests, _same_digest).values() for p in paths)
+
+
+def outdated_dirs(root: Path, digests: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """The folders of `digests` that hold a stale file, in their order."""
+    return [d for d, paths in _stale(root, digests, _same_digest).items() if paths]
+
+
+def _same_text(data: bytes | None, text: str) -> bool:
+    return data == text.encode("utf-8")
+
+
+def _same_digest(data: bytes | None, digest: str) -> bool:
+    return data is not None and file_digest(data) == digest
 
 
 def _stale(
     root: Path, dirs: Mapping[str, Mapping[str, str]], same: Callable[[bytes | None, str], bool]
-) -> list[str]:
-    out: list[str] = []
+) -> dict[str, list[str]]:
+    """Folder -> its stale files (relative to root), one walk for all of them."""
+    out: dict[str, list[str]] = {}
     with Folders(root) as folders:
         for d, files in dirs.items():
             fd = folders.get(d)
             if fd is None:
-                out += [f"{d}/{rel}" for rel in files]
+                out[d] = [f"{d}/{rel}" for rel in files]
                 continue
-            out += [f"{d}/{rel}" for rel, want in files.items() if not same(_read(rel, fd), want)]
-            out += [f"{d}/{rel}" for rel in _present(fd) - files.keys()]
-    return sorted(out)
+            out[d] = [f"{d}/{rel}" for rel, want in files.items() if not same(_read(rel, fd), want)]
+            out[d] += [f"{d}/{rel}" for rel in sorted(_present(fd) - files.keys())]
+    return out
 
 
 def _debris(root: Path, dirs: Iterable[str]) -> list[Path]:
@@ -185,7 +191,7 @@ def write_dirs(
     for d in remove:
         repo_path(root, d)
     remove_debris(root, dirs)
-    changed = [d for d in dirs if stale_files(root, {d: dirs[d]})]
+    changed = [d for d, paths in _stale(root, dirs, _same_text).items() if paths]
     staged: list[tuple[Path, Path]] = []
     try:
         for d in changed:
