@@ -146,62 +146,61 @@ def _canonical_quantity(value: Any) -> str:
     return canonical_quantity(value)
 
 
-def _quantities(node: Any, fpath: tuple[str, ...]) -> None:
-    """One walk of the tree, canonicalizing every scalar at a quantity path."""
-    parent_is_tail = bool(fpath) and fpath[-1] in _QUANTITY_TAILS
-    if isinstance(node, dict):
-        if not parent_is_tail and node.keys().isdisjoint(_QUANTITY_TAILS):
-            # no scalar here can be a quantity: only look below
-            for key, value in node.items():
-                if isinstance(value, dict | list):
-                    _quantities(value, (*fpath, key if type(key) is str else "*"))
-            return
-        items: Any = node.items()
-    else:
-        items = enumerate(node)
-    for key, value in items:
-        name = key if type(key) is str else "*"
-        if isinstance(value, dict | list):
-            _quantities(value, (*fpath, name))
-        elif parent_is_tail or name in _QUANTITY_TAILS:
-            sub = (*fpath, name)
-            if any(matches(p, sub) for p in QUANTITY_PATHS):
-                # not a quantity after all: compared as written
-                with contextlib.suppress(QuantityError):
-                    node[key] = _canonical_quantity(value)
+_Path = tuple[Any, ...]
+"""A field path as nested (parent, name) pairs: one pair a level, not a tuple copied at each;
+spelled out (`_spelled`) only at the rare scalar that may be a quantity."""
 
 
-def _typed_values(obj: KubeObject, group: str) -> None:
-    _quantities(obj, ())
-    for pattern in DURATION_PATHS.get(group, ()):
-        for container, key in list(select(obj, pattern)):
-            if isinstance(container[key], str):
-                container[key] = canonical_duration(container[key])
+def _spelled(path: _Path) -> tuple[str, ...]:
+    names: list[str] = []
+    while path:
+        path, name = path
+        names.append(name)
+    return tuple(reversed(names))
 
 
-def _prune(value: Any, keep_empty_maps: bool, declared: bool) -> Any:
-    """Drop None, [] and {} (the latter only when not flags; the former kept where `declared`
-    and the list is atomic), bottom-up, in place (the value is normalize's own copy)."""
-    if type(value) in _ATOMS:
+def _quantity(value: Any, path: _Path) -> Any:
+    """The canonical spelling of a scalar at a quantity path; anything else as written."""
+    if not any(matches(p, _spelled(path)) for p in QUANTITY_PATHS):
         return value
-    if isinstance(value, dict):
-        empty = []
-        for key, child in value.items():
-            if type(child) not in _ATOMS:
-                child = value[key] = _prune(child, keep_empty_maps, declared)
-            drop_list = child == [] and not (declared and declared_empty_is_a_value(key))
-            if child is None or drop_list or (child == {} and not keep_empty_maps):
-                empty.append(key)
-        for key in empty:
-            del value[key]
+    try:
+        return _canonical_quantity(value)
+    except QuantityError:  # not a quantity after all: compared as written
         return value
-    if isinstance(value, list):
+
+
+def _finish(node: Any, path: _Path, keep_empty_maps: bool, declared: bool) -> Any:
+    """One walk of normalize's own copy, bottom-up, in place: every scalar at a quantity path in
+    one spelling, and None, [] and {} dropped (the latter only when not flags; the former kept
+    where `declared` and the list is atomic)."""
+    # a scalar here may be a quantity only below a quantity path's tail or at one
+    maybe = bool(path) and path[1] in _QUANTITY_TAILS
+    if type(node) is list:
+        item = (path, "*")
         return [
-            v if type(v) in _ATOMS else _prune(v, keep_empty_maps, declared)
-            for v in value
+            _finish(v, item, keep_empty_maps, declared)
+            if type(v) is dict or type(v) is list
+            else (_quantity(v, item) if maybe else v)
+            for v in node
             if v is not None
         ]
-    return value
+    empty = []
+    for key, child in node.items():
+        if type(child) is dict or type(child) is list:
+            child = node[key] = _finish(child, (path, key), keep_empty_maps, declared)
+            if not child and not (
+                keep_empty_maps
+                if type(child) is dict
+                else declared and declared_empty_is_a_value(key)
+            ):
+                empty.append(key)
+        elif child is None:
+            empty.append(key)
+        elif maybe or key in _QUANTITY_TAILS:
+            node[key] = _quantity(child, (path, key))
+    for key in empty:
+        del node[key]
+    return node
 
 
 _SERVER_METADATA = frozenset(SERVER_METADATA)
@@ -244,6 +243,10 @@ def normalize(obj: KubeObject, declared: bool = False, schema: Schema | None = N
     drop_defaults(out, group, kind, schema)
     if (group, kind) == ("cozystack.io", "Package") and meta and meta.get("name") == PLATFORM:
         drop_platform_chart_defaults(out)
-    _typed_values(out, group)
-    pruned: KubeObject = _prune(out, group in EMPTY_MAP_IS_A_VALUE, declared)
-    return pruned
+    out = _finish(out, (), group in EMPTY_MAP_IS_A_VALUE, declared)
+    # durations after the quantities, as ever; after pruning too, which keeps every string
+    for pattern in DURATION_PATHS.get(group, ()):
+        for container, at in list(select(out, pattern)):
+            if isinstance(container[at], str):
+                container[at] = canonical_duration(container[at])
+    return out
