@@ -10,22 +10,26 @@ so only the largest kind is in memory at once (with the objects that differ).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from itertools import count
+from typing import TYPE_CHECKING, NamedTuple
 
 from kubedata.diff import Change
 from kubedata.objects import KubeObject, ObjectKey, key_of
 
 from audit.checks.flux import applied_by, kustomization_controller
 from audit.compare.crd import Schema
-from audit.compare.pairs import compare_objects
+from audit.compare.pairs import compare_objects, normalized_changes, unchanged
 from audit.findings.classify import is_partial
+from audit.sources.packed import PackedObjects
 from audit.sources.state import AuditState
+
+if TYPE_CHECKING:
+    from audit.compare.worker import PairWorker
 
 __all__ = ["compare_git"]
 
 
-@dataclass(frozen=True)
-class _Drifted:
+class _Drifted(NamedTuple):
     """What the findings of one compared pair need, kept after its kind's live objects go."""
 
     live: KubeObject
@@ -35,6 +39,14 @@ class _Drifted:
 
 
 _MISSING = "missing"
+
+
+WORKER_MIN = 2000
+"""Desired objects from which the pairs that differ are normalized and diffed in a second
+process (compare/worker.py): below, its start-up (about a tenth of a second, on the other core)
+is more than it saves. Measured with benchmarks/bench_audit.py."""
+BATCH = 250
+"""Pairs handed to the worker at once."""
 
 
 def compare_git(state: AuditState) -> None:
@@ -54,9 +66,19 @@ def compare_git(state: AuditState) -> None:
         by_kind.setdefault((key.group, key.kind), []).append((index, key))
     outcomes: dict[int, _Drifted | str] = {}
     labels = applied_by(state.kustomization)
-    for (group, kind), wanted in by_kind.items():
-        with live.released(group, kind):
-            outcomes.update(_compare_kind(state, wanted, labels))
+    # the worker loads only for an audit that large (start-up of a snapshot audit)
+    worker = None
+    if len(desired) >= WORKER_MIN and state.live.reader.lists_ahead:
+        from audit.compare.worker import PairWorker
+
+        worker = PairWorker()
+    try:
+        for (group, kind), wanted in by_kind.items():
+            with live.released(group, kind):
+                outcomes.update(_compare_kind(state, wanted, labels, worker))
+    finally:
+        if worker is not None:
+            worker.close()
     for index in sorted(outcomes):
         outcome = outcomes[index]
         if outcome == _MISSING:
@@ -76,17 +98,73 @@ def compare_git(state: AuditState) -> None:
                 findings.add(finding)
 
 
+class _Batches:
+    """The pairs of one kind that differ raw, compared in batches of BATCH: each by the worker
+    when it is free, else here, so the two cores share the work and neither waits for the
+    other. A list that restarted hands an object again: its outcome is its latest handing's."""
+
+    def __init__(
+        self, worker: PairWorker, desired: PackedObjects, outcomes: dict[int, _Drifted | str]
+    ) -> None:
+        self.worker, self.desired, self.outcomes = worker, desired, outcomes
+        self.batch: list[tuple[int, bytes, KubeObject, Schema | None]] = []
+        self.waiting: dict[int, tuple[int, _Drifted]] = {}
+        """By number: the index, and what its findings need but the changes."""
+        self.latest: dict[int, int] = {}
+        """The number of each index's latest handing."""
+        self.numbers = count()
+
+    def handed(self, index: int) -> int:
+        number = self.latest[index] = next(self.numbers)
+        return number
+
+    def add(self, index: int, live_obj: KubeObject, pending: _Drifted) -> None:
+        number = self.handed(index)
+        self.waiting[number] = (index, pending)
+        self.batch.append((number, self.desired.blob(index), live_obj, pending.schema))
+        if len(self.batch) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.worker.busy:
+            self._settle(self.worker.send(self.batch))
+        else:
+            here = [(n, self.desired[self.waiting[n][0]], o, s) for n, _, o, s in self.batch]
+            self._settle([(n, normalized_changes(d, o, None, s)) for n, d, o, s in here])
+        self.batch.clear()
+
+    def finish(self) -> None:
+        if self.batch:
+            self.flush()
+        self._settle(self.worker.collect())
+
+    def _settle(self, results: list[tuple[int, list[Change]]]) -> None:
+        for number, changes in results:
+            index, pending = self.waiting.pop(number)
+            if self.latest[index] != number:
+                continue  # handed again since
+            if changes:
+                self.outcomes[index] = pending._replace(changes=changes)
+            else:
+                self.outcomes.pop(index, None)
+
+
 def _compare_kind(
-    state: AuditState, wanted: list[tuple[int, ObjectKey]], labels: str | None
+    state: AuditState,
+    wanted: list[tuple[int, ObjectKey]],
+    labels: str | None,
+    worker: PairWorker | None,
 ) -> dict[int, _Drifted | str]:
     """The desired objects of one kind (index in git, key) against the live ones, compared as
-    the list's pages arrive (Live.prefetch); those the lists did not hand over are read by GET."""
+    the list's pages arrive (Live.prefetch), those that differ raw in batches when there is a
+    worker; those the lists did not hand over are read by GET."""
     desired = state.desired.objects
     outcomes: dict[int, _Drifted | str] = {}
     by_name: dict[str, list[int]] = {}
     for index, key in wanted:
         by_name.setdefault(key.name, []).append(index)
     handed: set[int] = set()
+    batches = _Batches(worker, desired, outcomes) if worker is not None else None
 
     def each(live_obj: KubeObject) -> None:
         key = key_of(live_obj)
@@ -96,13 +174,23 @@ def _compare_kind(
             if key.namespace and key.namespace != desired.keys[index].namespace:
                 continue
             handed.add(index)
-            outcome = _pair(state, desired[index], live_obj)
-            if outcome is None:
-                outcomes.pop(index, None)  # handed again after the list restarted
-            else:
-                outcomes[index] = outcome
+            obj = desired[index]
+            if batches is None or unchanged(obj, live_obj):
+                if batches is not None:
+                    batches.handed(index)
+                outcome = _pair(state, obj, live_obj)
+                if outcome is None:
+                    outcomes.pop(index, None)  # handed again after the list restarted
+                else:
+                    outcomes[index] = outcome
+                continue
+            state.compared.setdefault(key, set())
+            schema = state.schema(live_obj)
+            batches.add(index, live_obj, _Drifted(live_obj, schema, is_partial(obj, live_obj), []))
 
     whole = state.live.prefetch((key for _, key in wanted), labels, each=each)
+    if batches is not None:
+        batches.finish()
     for index, key in wanted:
         if index in handed:
             continue

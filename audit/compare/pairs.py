@@ -28,7 +28,7 @@ from audit.compare.known_types import (
 from audit.compare.normalize import normalize
 from audit.compare.patterns import Pattern
 
-__all__ = ["compare_normalized", "compare_objects", "unchanged"]
+__all__ = ["compare_normalized", "compare_objects", "normalized_changes", "unchanged"]
 
 
 _LIVE_ONLY_METADATA = frozenset({*SERVER_METADATA, "ownerReferences", "finalizers"})
@@ -98,6 +98,16 @@ def compare_objects(
     is the served CRD's, when it was read (crd.py)."""
     if scope is None and unchanged(desired, live):
         return []
+    return normalized_changes(desired, live, scope, schema)
+
+
+def normalized_changes(
+    desired: KubeObject,
+    live: KubeObject,
+    scope: Sequence[Pattern] | None = None,
+    schema: Schema | None = None,
+) -> list[Change]:
+    """What differs once both sides are normalized: compare_objects past its cheap check."""
     return compare_normalized(
         normalize(desired, declared=True, schema=schema),
         normalize(live, schema=schema),

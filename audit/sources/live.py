@@ -61,6 +61,9 @@ Each = Callable[[KubeObject], None]
 
 
 class Reader(Protocol):
+    lists_ahead: bool
+    """Whether `prefetch` reads (so hands objects to `each` as they arrive) or has them all."""
+
     def list(
         self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
     ) -> list[KubeObject] | None:
@@ -95,6 +98,8 @@ class Reader(Protocol):
 
 class SnapshotReader:
     """A snapshot folder's objects: what was dumped is what exists, of the kinds it holds."""
+
+    lists_ahead = False
 
     def __init__(
         self, objects: Iterable[KubeObject], empty: Iterable[str] = (), blank: Iterable[str] = ()
@@ -186,6 +191,8 @@ class SnapshotReader:
 
 
 class ApiReader:
+    lists_ahead = True
+
     def __init__(self, api: KubeApi) -> None:
         self.api = api
         self._whole: dict[tuple[str, str], dict[tuple[str, str], KubeObject]] = {}

@@ -64,6 +64,10 @@ class PackedObjects(Sequence[KubeObject]):
     def __repr__(self) -> str:
         return f"PackedObjects({len(self)} objects)"
 
+    def blob(self, index: int) -> bytes:
+        """The object at `index`, pickled (for another process to unpickle)."""
+        return self._blobs[index]
+
     def of_kind(self, kind: str) -> Iterator[KubeObject]:
         """The objects whose kind is `kind`, in order; the others stay packed."""
         blobs = zip(self._blobs, self.keys, strict=True)
