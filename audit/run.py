@@ -37,6 +37,7 @@ from audit.checks.node_labels import check_nodes
 from audit.checks.releases_vs_live import compare_releases, load_releases, read_helm_releases
 from audit.checks.vm_devices import check_vms
 from audit.checks.wiring_vs_live import compare_wiring, expect_wiring
+from audit.compare.worker import Worker
 from audit.errors import AuditError
 from audit.findings.collect import dedup
 from audit.findings.finding import Finding
@@ -90,9 +91,14 @@ def audit(
     live: Live,
     kustomization: KubeObject | None = None,
     now: float | None = None,
+    worker: Worker | None = None,
 ) -> AuditResult:
-    """Audit one cluster: pure apart from reading live state through `live`."""
-    state = AuditState.start(desired, live, kustomization)
+    """Audit one cluster: pure apart from reading live state through `live` (and handing work
+    to `worker`, a second process; without one, the audit starts its own if it is large)."""
+    if worker is None:
+        with Worker() as own:
+            return audit(desired, live, kustomization, now, own)
+    state = AuditState.start(desired, live, kustomization, worker)
     # Nothing the audit makes is cyclic garbage worth collecting mid-run, while it holds millions
     # of containers (every live object, decoded) that each collection would scan again; promoted
     # to the oldest generation afterwards, they are not scanned as young either. Measured with
@@ -123,14 +129,18 @@ def audit_cluster(
     now: float | None = None,
     budget: Budget | None = None,
 ) -> AuditResult:
-    """Find the desired state (checkout, else the Flux artifact), then audit."""
+    """Find the desired state (checkout, else the Flux artifact), then audit; one worker process
+    (started only for a large cluster) parses part of the desired state and compares."""
     ks = find_kustomization(live, cluster)
     applied = str(((ks or {}).get("status") or {}).get("lastAppliedRevision") or "") or None
-    if repo is not None:
-        desired = desired_from_repo(repo, cluster, applied_revision=applied, ref=ref)
-    else:
-        desired = desired_from_artifact(live, ks, cluster, applied, http, budget)
-    return audit(desired, live, ks, now)
+    with Worker() as worker:
+        if repo is not None:
+            desired = desired_from_repo(
+                repo, cluster, applied_revision=applied, ref=ref, worker=worker
+            )
+        else:
+            desired = desired_from_artifact(live, ks, cluster, applied, http, budget, worker)
+        return audit(desired, live, ks, now, worker)
 
 
 def desired_from_artifact(
@@ -140,6 +150,7 @@ def desired_from_artifact(
     applied: str | None,
     http: httpx.Client | None,
     budget: Budget | None = None,
+    worker: Worker | None = None,
 ) -> Desired:
     """In a cluster: the rendered tree from source-controller's artifact of the Kustomization's
     GitRepository."""
@@ -171,11 +182,11 @@ def desired_from_artifact(
     files = read_tarball(download_artifact(url, digest, http, budget=budget))
     path = str((ks.get("spec") or {}).get("path") or f"./{cluster}")
     if applied and parse_revision(applied)[1] == parse_revision(revision)[1]:
-        return desired_from_files(files, cluster, path, applied, "flux-applied")
+        return desired_from_files(files, cluster, path, applied, "flux-applied", (), worker)
     note = (
         f"source-controller's artifact is {revision}, newer than the applied {applied}: audited "
         "against the branch tip"
         if applied
         else f"Kustomization {ns_name(ks)} has applied nothing yet"
     )
-    return desired_from_files(files, cluster, path, revision, "rendered-tip", (note,))
+    return desired_from_files(files, cluster, path, revision, "rendered-tip", (note,), worker)

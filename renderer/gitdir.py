@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -24,6 +24,7 @@ __all__ = [
     "list_tree",
     "not_a_checkout",
     "open_checkout",
+    "read_blobs",
     "read_objects",
     "read_tree",
     "resolve_sha",
@@ -147,7 +148,12 @@ def read_tree(repo: GitDir, sha: str, top: str) -> dict[str, bytes]:
     Two git processes whatever the number of files (ls-tree, then one cat-file --batch): reading
     the 18,620 files of a large cluster blob by blob through GitPython took three times as long.
     """
-    blobs = {path: sha for _, kind, sha, path in list_tree(repo, sha, top) if kind == "blob"}
+    return read_blobs(repo, list_tree(repo, sha, top))
+
+
+def read_blobs(repo: GitDir, items: Iterable[TreeItem]) -> dict[str, bytes]:
+    """The blobs among ls-tree's `items`: path -> bytes, in one cat-file --batch."""
+    blobs = {path: sha for _, kind, sha, path in items if kind == "blob"}
     return dict(zip(blobs, read_objects(repo, list(blobs.values())), strict=True))
 
 

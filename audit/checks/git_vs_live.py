@@ -24,7 +24,7 @@ from audit.sources.packed import PackedObjects
 from audit.sources.state import AuditState
 
 if TYPE_CHECKING:
-    from audit.compare.worker import PairWorker
+    from audit.compare.worker import Worker
 
 __all__ = ["compare_git"]
 
@@ -66,19 +66,10 @@ def compare_git(state: AuditState) -> None:
         by_kind.setdefault((key.group, key.kind), []).append((index, key))
     outcomes: dict[int, _Drifted | str] = {}
     labels = applied_by(state.kustomization)
-    # the worker loads only for an audit that large (start-up of a snapshot audit)
-    worker = None
-    if len(desired) >= WORKER_MIN and state.live.reader.lists_ahead:
-        from audit.compare.worker import PairWorker
-
-        worker = PairWorker()
-    try:
-        for (group, kind), wanted in by_kind.items():
-            with live.released(group, kind):
-                outcomes.update(_compare_kind(state, wanted, labels, worker))
-    finally:
-        if worker is not None:
-            worker.close()
+    worker = state.worker if len(desired) >= WORKER_MIN and live.reader.lists_ahead else None
+    for (group, kind), wanted in by_kind.items():
+        with live.released(group, kind):
+            outcomes.update(_compare_kind(state, wanted, labels, worker))
     for index in sorted(outcomes):
         outcome = outcomes[index]
         if outcome == _MISSING:
@@ -99,12 +90,13 @@ def compare_git(state: AuditState) -> None:
 
 
 class _Batches:
-    """The pairs of one kind that differ raw, compared in batches of BATCH: each by the worker
-    when it is free, else here, so the two cores share the work and neither waits for the
-    other. A list that restarted hands an object again: its outcome is its latest handing's."""
+    """The pairs of one kind that differ raw, compared in batches of BATCH: by the worker when it
+    is free, else here, pair by pair until it is, so the two cores share the work and neither
+    waits for the other. A list that restarted hands an object again: its outcome is its latest
+    handing's."""
 
     def __init__(
-        self, worker: PairWorker, desired: PackedObjects, outcomes: dict[int, _Drifted | str]
+        self, worker: Worker, desired: PackedObjects, outcomes: dict[int, _Drifted | str]
     ) -> None:
         self.worker, self.desired, self.outcomes = worker, desired, outcomes
         self.batch: list[tuple[int, bytes, KubeObject, Schema | None]] = []
@@ -126,11 +118,13 @@ class _Batches:
             self.flush()
 
     def flush(self) -> None:
-        if not self.worker.busy:
+        # pair by pair here while the worker is busy, the rest to it once it is free
+        while self.batch and self.worker.busy:
+            number, _, live_obj, schema = self.batch.pop()
+            obj = self.desired[self.waiting[number][0]]
+            self._settle([(number, normalized_changes(obj, live_obj, None, schema))])
+        if self.batch:
             self._settle(self.worker.send(self.batch))
-        else:
-            here = [(n, self.desired[self.waiting[n][0]], o, s) for n, _, o, s in self.batch]
-            self._settle([(n, normalized_changes(d, o, None, s)) for n, d, o, s in here])
         self.batch.clear()
 
     def finish(self) -> None:
@@ -153,7 +147,7 @@ def _compare_kind(
     state: AuditState,
     wanted: list[tuple[int, ObjectKey]],
     labels: str | None,
-    worker: PairWorker | None,
+    worker: Worker | None,
 ) -> dict[int, _Drifted | str]:
     """The desired objects of one kind (index in git, key) against the live ones, compared as
     the list's pages arrive (Live.prefetch), those that differ raw in batches when there is a

@@ -1,13 +1,15 @@
-"""Normalize and diff pairs in a second process, while this one reads the next pages.
+"""The audit's second process: it parses part of the desired state and compares pairs, while
+this one reads and compares too.
 
-Why this exists: the audit of a large cluster is bound by one core: the lists are decoded, and
-every pair whose raw values differ (most Deployments and Services: the server's defaults) is
-normalized on both sides and diffed, which is most of the work and needs nothing but the pair.
-So a worker process (`python -m audit.compare.worker`, started early enough that its start-up
-overlaps the first list) does that on the second core, one batch at a time: the audit hands over
-a batch and, before the next, takes the results of the one before, so at most one is in flight
-and neither side can block the other on a full pipe. Results are those of the same calls made
-here (pairs.normalized_changes); only the time differs.
+Why this exists: the audit of a large cluster is bound by one core. The desired state is parsed
+before anything can be compared, and every pair whose raw values differ (most Deployments and
+Services: the server's defaults) is normalized on both sides and diffed, which is most of the
+work and needs nothing but the pair. So a worker (`python -m audit.compare.worker`, started at
+its first use) parses the second part of the desired files while this process parses the first
+(its start-up overlaps that), then takes batches of pairs. One request is in flight at a time:
+a new one is sent only once the last one's answer is read, so neither side can block the other
+on a full pipe. Answers are those of the same calls made here (packed.pack_files,
+pairs.normalized_changes); only the time differs.
 
 Frames on the pipes are a 4-byte big-endian length, then a pickle: the worker is this program,
 started by this process, and reads nothing else.
@@ -21,6 +23,7 @@ import select
 import struct
 import subprocess
 import sys
+from collections.abc import Mapping
 from typing import IO, Any
 
 from kubedata.diff import Change
@@ -30,8 +33,9 @@ from audit.compare.crd import Schema
 from audit.compare.known_types import SERVER_METADATA
 from audit.compare.pairs import normalized_changes
 from audit.errors import AuditError
+from audit.sources.packed import PackedObjects, pack_files
 
-__all__ = ["PairWorker"]
+__all__ = ["Worker"]
 
 Result = tuple[int, list[Change]]
 
@@ -67,76 +71,117 @@ def _read(stream: IO[bytes]) -> Any:
     return pickle.loads(data)
 
 
-class PairWorker:
-    """The worker process: `send` a batch of pairs, and get the results of the batch before."""
+class Worker:
+    """The worker process, started at its first request; a context manager that ends it."""
 
     def __init__(self) -> None:
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "audit.compare.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+        self._proc: subprocess.Popen[bytes] | None = None
         self._sent: set[int] = set()
         """Ids of the schemas the worker holds (each is sent once)."""
-        self._in_flight = False
+        self._in_flight = ""
+        """What the request in flight asked ("pack", "compare"), or ""."""
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the desired state ------------------------------------------------------------------------
+
+    def pack(self, files: Mapping[str, bytes], where: str) -> None:
+        """Start parsing `files` (packed.pack_files); `packed` gives the objects."""
+        self._request("pack", (dict(files), where))
+
+    def packed(self) -> PackedObjects:
+        """The objects of the files `pack` was given (AuditError as pack_files raises it)."""
+        objects: PackedObjects = self._answer("pack")
+        return objects
+
+    # -- pairs ------------------------------------------------------------------------------------
 
     def send(self, pairs: list[tuple[int, bytes, KubeObject, Schema | None]]) -> list[Result]:
-        """Hand `pairs` (index, desired pickled, live, schema) over; the results of the batch
-        sent before, if any, in its order."""
+        """Hand `pairs` (number, desired pickled, live, schema) over to be compared; the results
+        of the batch sent before, if any, in its order."""
         done = self.collect()
         schemas = {id(s): s for _, _, _, s in pairs if s is not None and id(s) not in self._sent}
         self._sent.update(schemas)
         batch = [
-            (i, blob, _stripped(live), None if s is None else id(s)) for i, blob, live, s in pairs
+            (n, blob, _stripped(live), None if s is None else id(s)) for n, blob, live, s in pairs
         ]
-        assert self._proc.stdin is not None
-        try:
-            _write(self._proc.stdin, (schemas, batch))
-        except BrokenPipeError:
-            raise self._gone() from None
-        self._in_flight = True
+        self._request("compare", (schemas, batch))
         return done
-
-    @property
-    def busy(self) -> bool:
-        """Whether the batch in flight is still being worked on (its results not yet sent)."""
-        assert self._proc.stdout is not None
-        if not self._in_flight:
-            return False
-        return not select.select([self._proc.stdout], [], [], 0)[0]
 
     def collect(self) -> list[Result]:
         """The results of the batch in flight (none when there is none)."""
-        if not self._in_flight:
+        if self._in_flight != "compare":
             return []
-        self._in_flight = False
+        results: list[Result] = self._answer("compare")
+        return results
+
+    @property
+    def busy(self) -> bool:
+        """Whether the request in flight is still being worked on."""
+        if not self._in_flight or self._proc is None or self._proc.stdout is None:
+            return False
+        return not select.select([self._proc.stdout], [], [], 0)[0]
+
+    # -- the process ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the process now (else at the first request), so its start-up overlaps work."""
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "audit.compare.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+
+    def close(self) -> None:
+        """End the worker: it exits when its input ends (killed if it is still working)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if self._in_flight:
+            proc.kill()  # an answer nobody will read
+        if proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+    def _request(self, what: str, message: Any) -> None:
+        assert not self._in_flight, f"a {self._in_flight} answer is unread"
+        self.start()
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            _write(self._proc.stdin, (what, message))
+        except BrokenPipeError:
+            raise self._gone() from None
+        self._in_flight = what
+
+    def _answer(self, what: str) -> Any:
+        assert self._in_flight == what and self._proc is not None
         assert self._proc.stdout is not None
+        self._in_flight = ""
         try:
             status, payload = _read(self._proc.stdout)
         except EOFError:
             raise self._gone() from None
         if status == "error":
             raise payload  # the exception the same call raises here
-        results: list[Result] = payload
-        return results
-
-    def close(self) -> None:
-        """End the worker (it exits when its input ends)."""
-        if self._proc.stdin is not None:
-            with contextlib.suppress(BrokenPipeError):
-                self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
+        return payload
 
     def _gone(self) -> AuditError:
+        assert self._proc is not None
         code = self._proc.wait()
         return AuditError(
-            f"the audit's compare worker stopped (exit code {code}): out of memory? Give the "
+            f"the audit's worker process stopped (exit code {code}): out of memory? Give the "
             "audit more memory, or rerun"
         )
 
@@ -145,17 +190,20 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     schemas: dict[int, Schema] = {}
     while True:
         try:
-            new, batch = _read(stdin)
+            what, message = _read(stdin)
         except EOFError:
             return
-        schemas.update(new)
         try:
-            results = []
-            for index, blob, live, schema_id in batch:
-                schema = None if schema_id is None else schemas[schema_id]
-                changes = normalized_changes(pickle.loads(blob), live, None, schema)
-                results.append((index, changes))
-            reply: tuple[str, Any] = ("ok", results)
+            if what == "pack":
+                reply: tuple[str, Any] = ("ok", pack_files(*message))
+            else:
+                new, batch = message
+                schemas.update(new)
+                results = [
+                    (n, normalized_changes(pickle.loads(blob), live, None, schemas.get(sid)))
+                    for n, blob, live, sid in batch
+                ]
+                reply = ("ok", results)
         except Exception as exc:  # handed back, raised there as it would be here
             reply = ("error", exc)
         try:

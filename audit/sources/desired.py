@@ -23,12 +23,21 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kubedata.objects import KubeObject
 from kubedata.yaml_io import load_all
 from renderer.errors import ProfileError
-from renderer.gitdir import GitDir, branch_name, find_sha, read_tree, resolve_sha, tree_entries
+from renderer.gitdir import (
+    GitDir,
+    branch_name,
+    find_sha,
+    list_tree,
+    read_blobs,
+    read_tree,
+    resolve_sha,
+    tree_entries,
+)
 from renderer.profile import (
     KUBEVIRT_FILE,
     PLATFORM_FILE,
@@ -40,8 +49,10 @@ from renderer.profile import (
 from renderer.publish.flat import KUSTOMIZATION_FILE, METADATA_FILE, SOURCE_DIR, Metadata
 
 from audit.errors import AuditError
-from audit.sources.packed import PackedObjects
-from audit.sources.rendered_yaml import load_files
+from audit.sources.packed import PackedObjects, pack_files
+
+if TYPE_CHECKING:
+    from audit.compare.worker import Worker
 
 __all__ = [
     "Desired",
@@ -84,9 +95,17 @@ def parse_revision(revision: str) -> tuple[str, str]:
     return ref, sha if _SHA.match(sha) else ""
 
 
-def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> PackedObjects:
+PARSE_MIN = 2000
+"""Object files from which the worker process parses part of them (compare/worker.py): below,
+its start-up is more than it saves. Measured with benchmarks/bench_audit.py."""
+
+
+def rendered_objects(
+    files: Mapping[str, bytes], cluster: str, where: str, worker: Worker | None = None
+) -> PackedObjects:
     """Every object of `<cluster>/` in a rendered tree (path -> bytes), file order; the profile's
-    files under `<cluster>/source/` are not objects."""
+    files under `<cluster>/source/` are not objects. Given a worker, a large tree is parsed
+    in two parts at once: the worker takes the second (a little less: it starts up meanwhile)."""
     prefix = f"{cluster}/"
     source = f"{prefix}{SOURCE_DIR}/"
     paths = [
@@ -97,11 +116,12 @@ def rendered_objects(files: Mapping[str, bytes], cluster: str, where: str) -> Pa
         and not path.startswith(source)
         and path.rpartition("/")[2] != KUSTOMIZATION_FILE
     ]
-    objects = PackedObjects()
-    for _, docs in load_files({path: files[path] for path in paths}, where):
-        for doc in docs:
-            if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind"):
-                objects.append(doc)
+    if worker is None or len(paths) < PARSE_MIN:
+        return pack_files({path: files[path] for path in paths}, where)
+    cut = len(paths) * 11 // 20
+    worker.pack({path: files[path] for path in paths[cut:]}, where)
+    objects = pack_files({path: files[path] for path in paths[:cut]}, where)
+    objects.extend(worker.packed())
     return objects
 
 
@@ -228,14 +248,18 @@ def _rendered_at(
     revision: str,
     notes: list[str],
     where: str = "",
+    worker: Worker | None = None,
 ) -> Desired | None:
     """The rendered `<cluster>/` folder at `commit`; None when the commit has no such folder.
     `where` names the commit in error messages (default: its short sha)."""
-    files = read_tree(repo, commit, cluster)
+    listed = list_tree(repo, commit, cluster)
+    if worker is not None and len(listed) >= PARSE_MIN:
+        worker.start()  # its start-up overlaps the read
+    files = read_blobs(repo, listed)
     if not files:
         return None
     profile, more = _with_profile(repo, files, cluster, head)
-    objects = rendered_objects(files, cluster, where or commit[:12])
+    objects = rendered_objects(files, cluster, where or commit[:12], worker)
     return Desired(cluster, source, revision, objects, profile, tuple(notes + more))
 
 
@@ -245,10 +269,12 @@ def desired_from_repo(
     *,
     applied_revision: str | None = None,
     ref: str | None = None,
+    worker: Worker | None = None,
 ) -> Desired:
     """Desired state from a checkout's object database (see the module docstring).
 
-    `ref` forces a build from the profiles at that ref (`--ref`).
+    `ref` forces a build from the profiles at that ref (`--ref`); `worker` parses part of a
+    large rendered tree.
     """
     head = resolve_sha(repo, ref or "HEAD")
     notes: list[str] = []
@@ -266,7 +292,7 @@ def desired_from_repo(
                     )
             if commit is not None:
                 found = _rendered_at(
-                    repo, commit, cluster, head, "flux-applied", applied_revision, notes
+                    repo, commit, cluster, head, "flux-applied", applied_revision, notes, "", worker
                 )
                 if found is not None:
                     return found
@@ -277,7 +303,9 @@ def desired_from_repo(
         tip = _rendered_tip(repo, branch)
         if tip is not None:
             revision = f"{branch}@sha1:{tip}"
-            found = _rendered_at(repo, tip, cluster, head, "rendered-tip", revision, notes, branch)
+            found = _rendered_at(
+                repo, tip, cluster, head, "rendered-tip", revision, notes, branch, worker
+            )
             if found is not None:
                 return found
             notes.append(f"the rendered branch {branch} has no {cluster}/ folder")
@@ -307,6 +335,7 @@ def desired_from_files(
     revision: str,
     source: DesiredSource,
     notes: tuple[str, ...] = (),
+    worker: Worker | None = None,
 ) -> Desired:
     """Desired state from a rendered tree held in memory (a source-controller artifact).
 
@@ -318,7 +347,7 @@ def desired_from_files(
         for p, data in files.items()
         if p.startswith(folder + "/")
     }
-    objects = rendered_objects(remapped, cluster, revision)
+    objects = rendered_objects(remapped, cluster, revision, worker)
     if not objects:
         raise AuditError(f"the artifact of {revision} has no objects under {folder}/")
     profile, more = published_profile(remapped, cluster)

@@ -10,14 +10,15 @@ tenth of it). The keys are kept beside them, so grouping by kind and the invento
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import overload
 
 from kubedata.objects import KubeObject, ObjectKey
 
 from audit.kinds import live_key
+from audit.sources.rendered_yaml import load_files
 
-__all__ = ["PackedObjects"]
+__all__ = ["PackedObjects", "pack_files"]
 
 
 class PackedObjects(Sequence[KubeObject]):
@@ -64,6 +65,11 @@ class PackedObjects(Sequence[KubeObject]):
     def __repr__(self) -> str:
         return f"PackedObjects({len(self)} objects)"
 
+    def extend(self, other: PackedObjects) -> None:
+        """Append another's objects, still packed."""
+        self._blobs += other._blobs
+        self.keys += other.keys
+
     def blob(self, index: int) -> bytes:
         """The object at `index`, pickled (for another process to unpickle)."""
         return self._blobs[index]
@@ -72,3 +78,14 @@ class PackedObjects(Sequence[KubeObject]):
         """The objects whose kind is `kind`, in order; the others stay packed."""
         blobs = zip(self._blobs, self.keys, strict=True)
         return (pickle.loads(blob) for blob, key in blobs if key.kind == kind)
+
+
+def pack_files(files: Mapping[str, bytes], where: str) -> PackedObjects:
+    """The objects of these YAML files, in order (AuditError names a file that is not YAML;
+    `where` names the commit or artifact)."""
+    objects = PackedObjects()
+    for _, docs in load_files(files, where):
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind"):
+                objects.append(doc)
+    return objects

@@ -10,6 +10,7 @@ rather than a dozen arguments.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kubedata.objects import KubeObject, ObjectKey
 
@@ -23,6 +24,9 @@ from audit.sources.desired import Desired
 from audit.sources.helm_release import HelmRelease
 from audit.sources.live import Live
 from audit.sources.running_version import running_version
+
+if TYPE_CHECKING:
+    from audit.compare.worker import Worker
 
 __all__ = ["AuditState"]
 
@@ -53,6 +57,8 @@ class AuditState:
     release_schemas: dict[tuple[str, str, str], Schema] = field(default_factory=dict)
     """(group, kind, release or "") -> the schema of the tables for that release ("": for what
     every release agrees on)."""
+    worker: Worker | None = None
+    """The second process that compares pairs of a large audit (compare/worker.py)."""
 
     def schema(self, obj: KubeObject) -> Schema | None:
         """The served schema of a live object's kind and version, read once per audit; without a
@@ -109,7 +115,13 @@ class AuditState:
             self.notes.append(text)
 
     @classmethod
-    def start(cls, desired: Desired, live: Live, kustomization: KubeObject | None) -> AuditState:
+    def start(
+        cls,
+        desired: Desired,
+        live: Live,
+        kustomization: KubeObject | None,
+        worker: Worker | None = None,
+    ) -> AuditState:
         platform_obj = platform_package(desired.objects.of_kind("Package"))
         profile = desired.profile
         platform = (
@@ -128,4 +140,5 @@ class AuditState:
             ctx=ctx,
             findings=Findings(ctx),
             notes=list(desired.notes),
+            worker=worker,
         )

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 import audit.checks.git_vs_live as git_vs_live
-from audit.compare.worker import PairWorker
+from audit.compare.worker import Worker
 from audit.kube.api import KubeApi
 from audit.kube.kubeconfig import ClusterConfig
 from audit.report import render_report
@@ -52,16 +52,16 @@ def test_the_worker_changes_nothing_but_who_compares(
     without = _report(token_config, store, desired)
 
     sent: list[int] = []
-    send = PairWorker.send
+    send = Worker.send
 
-    def counted(self: PairWorker, pairs: list[Any]) -> Any:
+    def counted(self: Worker, pairs: list[Any]) -> Any:
         sent.append(len(pairs))
         return send(self, pairs)
 
-    monkeypatch.setattr(PairWorker, "send", counted)
+    monkeypatch.setattr(Worker, "send", counted)
     # the worker seen busy every other batch: those are compared here
     flips = itertools.cycle((True, False))
-    monkeypatch.setattr(PairWorker, "busy", property(lambda self: next(flips)))
+    monkeypatch.setattr(Worker, "busy", property(lambda self: next(flips)))
     monkeypatch.setattr(git_vs_live, "WORKER_MIN", 1)
     monkeypatch.setattr(git_vs_live, "BATCH", 7)
     with_worker = _report(token_config, store, desired)
