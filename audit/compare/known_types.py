@@ -8,8 +8,7 @@ item), `**` any number of segments.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubedata.diff import ATOMIC, ListRule
 
@@ -218,9 +217,9 @@ def server_populated(group: str, kind: str) -> tuple[Pattern, ...]:
 # -- defaults ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Default:
-    """A value the API server (or the controller reading the field) assumes when it is absent."""
+class Default(NamedTuple):
+    """A value the API server (or the controller reading the field) assumes when it is absent (a
+    named tuple: hundreds are made at import, where a frozen dataclass costs start-up)."""
 
     path: Pattern
     value: Any
