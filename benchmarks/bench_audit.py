@@ -19,8 +19,8 @@ The test API server (`python -m tests.apiserver`) serves the live objects over H
 process (no shared GIL) and adds what a real server adds (uid, resourceVersion,
 creationTimestamp, defaults). Each measured step runs in its own process, timed inside it from the
 first read to the report (the interpreter's start and imports are not counted, for either side),
-with that process's peak RSS (VmHWM; for ours, plus the peak of its compare worker, which
-normalizes and diffs on the second core). What a user waits for, end to end:
+with that process's peak RSS (VmHWM; for ours, plus the peaks of the processes it starts: its
+worker, which parses and compares on the second core, and git). What a user waits for, end to end:
 - ours: what `gpu-gitops audit` does: find the Kustomization, read the desired state from the
   applied commit's blobs and parse it (audit.sources.desired), then discovery, lists over HTTPS
   with limit=500, normalize, compare, attribute, classify, the JSON report; median of `--repeat`;
@@ -663,7 +663,7 @@ def _step_ours(kubeconfig: Path, repo_dir: Path) -> Obj:
         "desired": len(desired.objects),
         "source": desired.source,
         "rss_mb": peak_rss_mb() + sum(peaks.values()) / 1024,
-        "worker_rss_mb": sum(peaks.values()) / 1024,
+        "children_rss_mb": sum(peaks.values()) / 1024,
         "findings": len(result.findings),
         "objects_read": len(found),
         "requests": api.requests,
@@ -1029,8 +1029,8 @@ def main(argv: list[str] | None = None) -> int:
         f"git; {ours['objects_read']} live read in {ours['requests']} requests; "
         f"{ours['findings']} findings; complete={ours['complete']}): {ours['seconds']:.2f} s "
         f"(median of {ours['all']}; desired state read {ours['desired_seconds']:.2f} s), "
-        f"peak RSS {ours['rss_mb']:.0f} MB (its compare worker {ours['worker_rss_mb']:.0f} MB "
-        "of it)"
+        f"peak RSS {ours['rss_mb']:.0f} MB (its worker and git processes "
+        f"{ours['children_rss_mb']:.0f} MB of it)"
     )
     print(
         f"baseline GitPython + PyYAML read, list, DeepDiff per pair: {base['seconds']:.2f} s "

@@ -66,7 +66,7 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     audit += (
         r"\d+ requests; \d+ findings; complete=True\): [0-9.]+ s \(median of .*; desired state "
     )
-    audit += r"read [0-9.]+ s\), peak RSS \d+ MB \(its compare worker \d+ MB of it\)"
+    audit += r"read [0-9.]+ s\), peak RSS \d+ MB \(its worker and git processes \d+ MB of it\)"
     assert re.search(audit, out)
     baseline = (
         r"baseline GitPython \+ PyYAML read, list, DeepDiff per pair: [0-9.]+ s \(read [0-9.]+ s; "

@@ -4,9 +4,9 @@ this one reads and compares too.
 Why this exists: the audit of a large cluster is bound by one core. The desired state is parsed
 before anything can be compared, and every pair whose raw values differ (most Deployments and
 Services: the server's defaults) is normalized on both sides and diffed, which is most of the
-work and needs nothing but the pair. So a worker (`python -m audit.compare.worker`, started at
-its first use) parses the second part of the desired files while this process parses the first
-(its start-up overlaps that), then takes batches of pairs. One request is in flight at a time:
+work and needs nothing but the pair. So a worker (`python -m audit.compare.worker`, started as
+soon as the size of the desired state is known) takes chunks of the desired files, then batches
+of pairs, whenever it is free, while this process does the rest. One request is in flight at a time:
 a new one is sent only once the last one's answer is read, so neither side can block the other
 on a full pipe. Answers are those of the same calls made here (packed.pack_files,
 pairs.normalized_changes); only the time differs.
@@ -55,7 +55,8 @@ def _stripped(live: KubeObject) -> KubeObject:
 
 def _write(stream: IO[bytes], message: Any) -> None:
     data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
-    stream.write(_LENGTH.pack(len(data)) + data)
+    stream.write(_LENGTH.pack(len(data)))
+    stream.write(data)
     stream.flush()
 
 

@@ -96,8 +96,10 @@ def parse_revision(revision: str) -> tuple[str, str]:
 
 
 PARSE_MIN = 2000
-"""Object files from which the worker process parses part of them (compare/worker.py): below,
+"""Object files from which the worker process parses some of them (compare/worker.py): below,
 its start-up is more than it saves. Measured with benchmarks/bench_audit.py."""
+CHUNK = 250
+"""Files parsed at once, here or by the worker (one chunk in flight: memory stays small)."""
 
 
 def rendered_objects(
@@ -105,7 +107,7 @@ def rendered_objects(
 ) -> PackedObjects:
     """Every object of `<cluster>/` in a rendered tree (path -> bytes), file order; the profile's
     files under `<cluster>/source/` are not objects. Given a worker, a large tree is parsed
-    in two parts at once: the worker takes the second (a little less: it starts up meanwhile)."""
+    in chunks on two cores: each by the worker when it is free, else here."""
     prefix = f"{cluster}/"
     source = f"{prefix}{SOURCE_DIR}/"
     paths = [
@@ -118,10 +120,27 @@ def rendered_objects(
     ]
     if worker is None or len(paths) < PARSE_MIN:
         return pack_files({path: files[path] for path in paths}, where)
-    cut = len(paths) * 11 // 20
-    worker.pack({path: files[path] for path in paths[cut:]}, where)
-    objects = pack_files({path: files[path] for path in paths[:cut]}, where)
-    objects.extend(worker.packed())
+    starts = range(0, len(paths), CHUNK)
+    parts: list[PackedObjects] = [PackedObjects() for _ in starts]
+    sent = -1  # the chunk the worker has, if any
+    for i, start in enumerate(starts):
+        chunk = {path: files[path] for path in paths[start : start + CHUNK]}
+        if sent >= 0 and not worker.busy:
+            parts[sent], sent = worker.packed(), -1
+        if sent < 0:
+            worker.pack(chunk, where)
+            sent = i
+            continue
+        try:
+            parts[i] = pack_files(chunk, where)
+        except AuditError:
+            worker.packed()  # an error in an earlier file comes first, as it would here
+            raise
+    if sent >= 0:
+        parts[sent] = worker.packed()
+    objects = PackedObjects()
+    for part in parts:
+        objects.extend(part)
     return objects
 
 

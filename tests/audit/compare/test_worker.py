@@ -89,9 +89,18 @@ def test_the_worker_packs_the_files_this_process_packs(monkeypatch: pytest.Monke
     files["ams1/source/gpu-profile.yaml"] = b"apiVersion: v1\nkind: NotAnObject\n"
     want = rendered_objects(files, "ams1", "test")
     monkeypatch.setattr(desired_module, "PARSE_MIN", 10)
+    monkeypatch.setattr(desired_module, "CHUNK", 3)
+    packed = Worker.packed
+    parsed: list[int] = []
+
+    def counted(self: Worker) -> Any:
+        parsed.append(len(objects := packed(self)))
+        return objects
+
+    monkeypatch.setattr(Worker, "packed", counted)
     with Worker() as worker:
         got = rendered_objects(files, "ams1", "test", worker)
-        assert worker._proc is not None  # the worker parsed part of them
+    assert 0 < sum(parsed) < 40  # the worker parsed some of them, this process the others
     assert got == want and len(got) == 40
 
 
@@ -99,10 +108,14 @@ def test_a_file_the_worker_cannot_parse_is_the_error_this_process_gives(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     files = _files(40)
-    files["ams1/configmap_cm-0039.yaml"] = b"kind: [unclosed\n"  # in the worker's part
+    for bad in (10, 11, 39):  # whichever process has which, the first is the error
+        files[f"ams1/configmap_cm-{bad:04d}.yaml"] = b"kind: [unclosed\n"
     with pytest.raises(AuditError) as here:
         rendered_objects(files, "ams1", "test")
     monkeypatch.setattr(desired_module, "PARSE_MIN", 10)
-    with Worker() as worker, pytest.raises(AuditError) as there:
-        rendered_objects(files, "ams1", "test", worker)
-    assert str(there.value) == str(here.value) and "configmap_cm-0039.yaml" in str(here.value)
+    for chunk in (1, 3, 7, 40):
+        monkeypatch.setattr(desired_module, "CHUNK", chunk)
+        with Worker() as worker, pytest.raises(AuditError) as there:
+            rendered_objects(files, "ams1", "test", worker)
+        assert str(there.value) == str(here.value)
+    assert "configmap_cm-0010.yaml" in str(here.value)
