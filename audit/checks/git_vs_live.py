@@ -169,9 +169,7 @@ def _compare_kind(
                 continue
             handed.add(index)
             obj = desired[index]
-            if batches is None or unchanged(obj, live_obj):
-                if batches is not None:
-                    batches.handed(index)
+            if batches is None:
                 outcome = _pair(state, obj, live_obj)
                 if outcome is None:
                     outcomes.pop(index, None)  # handed again after the list restarted
@@ -180,6 +178,10 @@ def _compare_kind(
                 continue
             state.compared.setdefault(key, set())
             schema = state.schema(live_obj)
+            if unchanged(obj, live_obj):  # what _pair would say, without asking twice
+                batches.handed(index)
+                outcomes.pop(index, None)
+                continue
             batches.add(index, live_obj, _Drifted(live_obj, schema, is_partial(obj, live_obj), []))
 
     whole = state.live.prefetch((key for _, key in wanted), labels, each=each)
