@@ -58,7 +58,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks.rss import children_peak_rss, peak_rss_mb
+from benchmarks.rss import children_peak_rss, peak_rss_mib
 from tests.audit.make_demo import mf
 
 __all__ = ["main", "world"]
@@ -72,7 +72,7 @@ TENANT = 100
 """Objects per tenant namespace."""
 TARGETS = {
     "seconds": 5.0,
-    "rss_mb": 500.0,
+    "rss_mib": 500.0,
     "ratio": 8.0,
     "script_ratio": 2.0,
     "growth": 11.0,
@@ -662,8 +662,8 @@ def _step_ours(kubeconfig: Path, repo_dir: Path) -> Obj:
         "desired_seconds": read,
         "desired": len(desired.objects),
         "source": desired.source,
-        "rss_mb": peak_rss_mb() + sum(peaks.values()) / 1024,
-        "children_rss_mb": sum(peaks.values()) / 1024,
+        "rss_mib": peak_rss_mib() + sum(peaks.values()) / 1024,
+        "children_rss_mib": sum(peaks.values()) / 1024,
         "findings": len(result.findings),
         "objects_read": len(found),
         "requests": api.requests,
@@ -701,7 +701,7 @@ def _step_adopt(kubeconfig: Path, repo_dir: Path) -> Obj:
         "adopted": len(prepared.adopted),
         "refused": len(prepared.refused),
         "created": written.created,
-        "rss_mb": peak_rss_mb() + sum(worker.values()) / 1024,
+        "rss_mib": peak_rss_mib() + sum(worker.values()) / 1024,
     }
 
 
@@ -773,7 +773,7 @@ def _step_baseline(kubeconfig: Path, repo_dir: Path, sample: int) -> Obj:
         "pairs": len(pairs),
         "sampled": len(chosen),
         "with_diff": len(report),
-        "rss_mb": peak_rss_mb(),
+        "rss_mib": peak_rss_mib(),
         "report_bytes": len(text),
     }
 
@@ -899,7 +899,7 @@ def _step_script(kubeconfig: Path, repo_dir: Path) -> Obj:
         "desired_seconds": read,
         "pairs": len(desired),
         "flagged": len(flagged),
-        "rss_mb": peak_rss_mb(),
+        "rss_mib": peak_rss_mib(),
         "report_bytes": len(text),
     }
 
@@ -986,7 +986,7 @@ def _run(m: int, drift: float, repeat: int, workdir: Path, sample: int = 0) -> d
 def _median(runs: list[Obj]) -> Obj:
     ordered = sorted(runs, key=lambda r: float(r["seconds"]))
     mid = dict(ordered[len(ordered) // 2])
-    mid["rss_mb"] = max(float(r["rss_mb"]) for r in runs)
+    mid["rss_mib"] = max(float(r["rss_mib"]) for r in runs)
     mid["all"] = [round(float(r["seconds"]), 2) for r in runs]
     return mid
 
@@ -1029,13 +1029,13 @@ def main(argv: list[str] | None = None) -> int:
         f"git; {ours['objects_read']} live read in {ours['requests']} requests; "
         f"{ours['findings']} findings; complete={ours['complete']}): {ours['seconds']:.2f} s "
         f"(median of {ours['all']}; desired state read {ours['desired_seconds']:.2f} s), "
-        f"peak RSS {ours['rss_mb']:.0f} MB (its worker and git processes "
-        f"{ours['children_rss_mb']:.0f} MB of it)"
+        f"peak RSS {ours['rss_mib']:.0f} MiB (its worker and git processes "
+        f"{ours['children_rss_mib']:.0f} MiB of it)"
     )
     print(
         f"baseline GitPython + PyYAML read, list, DeepDiff per pair: {base['seconds']:.2f} s "
         f"(read {base['desired_seconds']:.2f} s; list {base['list_seconds']:.2f} s; {scaled}), "
-        f"peak RSS {base['rss_mb']:.0f} MB; ratio {ratio:.1f}x"
+        f"peak RSS {base['rss_mib']:.0f} MiB; ratio {ratio:.1f}x"
     )
     script = _median(large["script"])
     script_ratio = script["seconds"] / ours["seconds"]
@@ -1054,7 +1054,7 @@ def main(argv: list[str] | None = None) -> int:
         f"not adoptable; commit on a new branch): {adopt['seconds']:.2f} s (median of "
         f"{adopt['all']}: its audit {adopt['audit_seconds']:.2f} s + plan, edit, validate, render "
         f"and commit {adopt['adopt_seconds']:.2f} s; at most {extra:.2f} s over its audit), "
-        f"peak RSS {adopt['rss_mb']:.0f} MB; the audit alone: {ours['seconds']:.2f} s"
+        f"peak RSS {adopt['rss_mib']:.0f} MiB; the audit alone: {ours['seconds']:.2f} s"
     )
     print(
         f"growth {small['live']} -> {large['live']} objects: {small_ours['seconds']:.2f} s -> "
@@ -1062,7 +1062,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     verdicts = [
         ("wall", ours["seconds"] <= TARGETS["seconds"], f"<= {TARGETS['seconds']:g} s"),
-        ("peak RSS", ours["rss_mb"] <= TARGETS["rss_mb"], f"<= {TARGETS['rss_mb']:g} MB"),
+        ("peak RSS", ours["rss_mib"] <= TARGETS["rss_mib"], f"<= {TARGETS['rss_mib']:g} MiB"),
         ("vs DeepDiff", ratio >= TARGETS["ratio"], f">= {TARGETS['ratio']:g}x"),
         (
             "vs careful script",

@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, run, _ in runs:
             print(
                 f"job on {name}: exit {run.code}, {run.seconds:.2f} s, peak RSS "
-                f"{run.peak_rss_mb:.0f} MB"
+                f"{run.peak_rss_mib:.0f} MiB"
             )
         job = next(job for name, _, job in runs if name == CLUSTER)
         for count in counts:
@@ -195,19 +195,19 @@ def main(argv: list[str] | None = None) -> int:
                 f"job on the {large.live}-object cluster ({large.desired} desired; "
                 f"{len(report['findings'])} findings; complete={report['complete']}): exit "
                 f"{large.run.code}, {large.run.seconds:.2f} s (CPU {large.run.cpu_seconds:.2f} s), "
-                f"peak RSS {large.run.peak_rss_mb:.0f} MB, {large.requests} requests, "
+                f"peak RSS {large.run.peak_rss_mib:.0f} MiB, {large.requests} requests, "
                 f"{large.bytes_read / 2**20:.0f} MiB read",
                 flush=True,
             )
             rows.append((large, report))
     print(
         f"\n{'objects':>8} {'desired':>8} {'findings':>8} {'complete':>8} {'seconds':>8} "
-        f"{'peak RSS MB':>11} {'requests':>8} {'MiB read':>8}"
+        f"{'peak RSS MiB':>12} {'requests':>8} {'MiB read':>8}"
     )
     for large, report in rows:
         print(
             f"{large.live:>8} {large.desired:>8} {len(report['findings']):>8} "
-            f"{report['complete']!s:>8} {large.run.seconds:>8.1f} {large.run.peak_rss_mb:>11.0f} "
+            f"{report['complete']!s:>8} {large.run.seconds:>8.1f} {large.run.peak_rss_mib:>12.0f} "
             f"{large.requests:>8} {large.bytes_read / 2**20:>8.0f}"
         )
     if len(rows) > 1:
@@ -224,7 +224,7 @@ def _growth(small: LargeRun, large: LargeRun) -> str:
     size = large.live / small.live
     time = large.run.seconds / small.run.seconds
     cpu = large.run.cpu_seconds / small.run.cpu_seconds
-    memory = large.run.peak_rss_mb / small.run.peak_rss_mb
+    memory = large.run.peak_rss_mib / small.run.peak_rss_mib
     exponent = math.log(time) / math.log(size)
     verdict = "met" if exponent <= GROWTH_EXPONENT else "MISSED"
     scope = (

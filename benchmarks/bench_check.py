@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.profiles import write_profiles
-from benchmarks.rss import wait_peak_rss_mb
+from benchmarks.rss import wait_peak_rss_mib
 from renderer.gitrepo import init_repo
 from renderer.render_cache import CACHE_FILE
 
@@ -37,7 +37,7 @@ _CLI = [sys.executable, "-m", "gpu_gitops.cli"]
 def _timed(argv: list[str], cwd: Path, expect: int = 0) -> tuple[float, float]:
     start = time.perf_counter()
     child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rss = wait_peak_rss_mb(child)
+    rss = wait_peak_rss_mib(child)
     seconds = time.perf_counter() - start
     if child.returncode != expect:
         raise SystemExit(f"{' '.join(argv)}: exit {child.returncode}, expected {expect}")
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     scope = "" if n == 10000 else f" (it is for 10,000 clusters; this run had {n})"
     print(
         f"render --check of {n} clusters ({files} files in the checkout), render cache warm: "
-        f"{seconds:.2f} s ({rounds}: {_list(figures['warm'])}), peak RSS {rss:.0f} MB | "
+        f"{seconds:.2f} s ({rounds}: {_list(figures['warm'])}), peak RSS {rss:.0f} MiB | "
         f"target {TARGET:g} s{scope}: {verdict}"
     )
     for name, what in (
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         s, r = med[name]
         # git status may end before the first 20 ms sample of its memory
-        memory = f", peak RSS {r:.0f} MB" if r else ""
+        memory = f", peak RSS {r:.0f} MiB" if r else ""
         ratio = f"{s / seconds:.2f}x the warm check"
         print(f"{what}: {s:.2f} s ({_list(figures[name])}){memory} | {ratio}")
     return 0

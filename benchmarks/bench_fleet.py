@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_diff import changed_repo
-from benchmarks.rss import wait_peak_rss_mb
+from benchmarks.rss import wait_peak_rss_mib
 
 __all__ = ["main"]
 
@@ -237,7 +237,7 @@ class _Side:
             child = subprocess.Popen(
                 argv, stdout=out, stderr=err, env=os.environ | {"NO_COLOR": "1"}
             )
-            self.peak = max(self.peak, wait_peak_rss_mb(child))
+            self.peak = max(self.peak, wait_peak_rss_mib(child))
             out.seek(0)
             err.seek(0)
             if child.returncode not in ok:
@@ -283,8 +283,8 @@ def _diff(url: str, repo: Path, changed: list[str], rounds: int) -> tuple[_Side,
 def _line(what: str, ours: _Side, base: _Side, how: str) -> str:
     return (
         f"{what}: {ours.seconds:.2f} s (median of {len(ours.rounds)}), "
-        f"peak RSS {ours.peak:.0f} MB, {ours.queries} queries | "
-        f"baseline {how}: {base.seconds:.2f} s (median), peak RSS {base.peak:.0f} MB, "
+        f"peak RSS {ours.peak:.0f} MiB, {ours.queries} queries | "
+        f"baseline {how}: {base.seconds:.2f} s (median), peak RSS {base.peak:.0f} MiB, "
         f"{base.queries} queries | ratio {base.seconds / ours.seconds:.2f}x"
     )
 

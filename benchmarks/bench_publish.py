@@ -29,7 +29,7 @@ from typing import Any
 
 from benchmarks.profiles import write_profiles
 from benchmarks.pykustomize_api import pykustomize_build
-from benchmarks.rss import peak_rss_mb
+from benchmarks.rss import peak_rss_mib
 from renderer.gitrepo import init_repo
 
 __all__ = ["main"]
@@ -93,7 +93,7 @@ def _step(step: str, repo: Path) -> dict[str, Any]:
             changed = staged.returncode
         seconds = time.perf_counter() - start
         extra = {"files": files, "changed": changed}
-    return {"seconds": seconds, "rss_mb": peak_rss_mb(), **extra}
+    return {"seconds": seconds, "rss_mib": peak_rss_mib(), **extra}
 
 
 def _measure(step: str, repo: Path) -> dict[str, Any]:
@@ -112,8 +112,8 @@ def _measure(step: str, repo: Path) -> dict[str, Any]:
 def _line(what: str, ours: dict[str, Any], base: dict[str, Any], base_what: str) -> str:
     ratio = base["seconds"] / ours["seconds"] if ours["seconds"] else float("inf")
     return (
-        f"{what}: {ours['seconds']:.2f} s, peak RSS {ours['rss_mb']:.0f} MB | "
-        f"baseline {base_what}: {base['seconds']:.2f} s, peak RSS {base['rss_mb']:.0f} MB | "
+        f"{what}: {ours['seconds']:.2f} s, peak RSS {ours['rss_mib']:.0f} MiB | "
+        f"baseline {base_what}: {base['seconds']:.2f} s, peak RSS {base['rss_mib']:.0f} MiB | "
         f"ratio {ratio:.1f}x"
     )
 

@@ -68,7 +68,7 @@ def _kubectl_sample(root: Path, sample: int) -> float:
         return time.perf_counter() - start
 
 
-def _peak_mb() -> float:
+def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(max(1, args.rounds)):
             elapsed, objects = _render_build(large)
             ours.append(elapsed)
-            peak = peak or _peak_mb()  # ours, before kustomize's library is loaded
+            peak = peak or _peak_mib()  # ours, before kustomize's library is loaded
             theirs.append(_pykustomize_loop(large))
         t_large, t_pykustomize = statistics.median(ours), statistics.median(theirs)
         baseline = None
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = f"median of {len(ours)} rounds, alternating"
     print(
         f"render + build {n} clusters ({objects} objects): {t_large:.2f} s ({rounds}: "
-        f"{', '.join(f'{t:.2f}' for t in ours)}), peak RSS {peak:.0f} MB"
+        f"{', '.join(f'{t:.2f}' for t in ours)}), peak RSS {peak:.0f} MiB"
     )
     print(
         f"baseline pykustomize in one process, per overlay on disk: {t_pykustomize:.2f} s "

@@ -21,11 +21,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["children_peak_rss", "peak_rss_mb", "wait_peak_rss_mb"]
+__all__ = ["children_peak_rss", "peak_rss_mib", "wait_peak_rss_mib"]
 
 
-def peak_rss_mb() -> float:
-    """This process's peak RSS in MB: VmHWM; ru_maxrss where /proc is not there (not Linux)."""
+def peak_rss_mib() -> float:
+    """This process's peak RSS in MiB (the kB of VmHWM are KiB); ru_maxrss where /proc is not
+    there (not Linux)."""
     hwm = _hwm_kb("self")
     if hwm is not None:
         return hwm / 1024
@@ -59,9 +60,9 @@ def _sample(pid: int, peaks: dict[int, int]) -> None:
         todo += _children(here)
 
 
-def wait_peak_rss_mb(child: subprocess.Popen[bytes]) -> float:
+def wait_peak_rss_mib(child: subprocess.Popen[bytes]) -> float:
     """Wait for `child`, sampling its VmHWM and that of the processes it starts every 20 ms
-    until it exits; the sum of their peaks in MB.
+    until it exits; the sum of their peaks in MiB.
 
     Not wait4's ru_maxrss: after vfork and exec, that carries the high-water mark of the
     (often much larger) process that started it."""
@@ -76,7 +77,7 @@ def wait_peak_rss_mb(child: subprocess.Popen[bytes]) -> float:
 @contextmanager
 def children_peak_rss() -> Iterator[dict[int, int]]:
     """For a step measured in this process: the peaks (pid -> kB) of the processes it starts
-    meanwhile, sampled every 20 ms by a thread; add their sum to peak_rss_mb()."""
+    meanwhile, sampled every 20 ms by a thread; add their sum to peak_rss_mib()."""
     peaks: dict[int, int] = {}
     stop = threading.Event()
 

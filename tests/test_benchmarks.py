@@ -31,21 +31,21 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     tiny = r"audit of the tiny snapshot \(demo ams1, 18 objects\): \d+ ms \| target 150 ms: "
     assert re.search(tiny + r"(met|NOT met) \| python -c pass \d+ ms", out)
     render = r"render \+ build 10 clusters \(\d+ objects\): [0-9.]+ s \(median of 3 rounds, "
-    assert re.search(render + r"alternating: [0-9., ]+\), peak RSS \d+ MB", out)
+    assert re.search(render + r"alternating: [0-9., ]+\), peak RSS \d+ MiB", out)
     assert re.search(r"growth 1 -> 10 clusters: .* ratio [0-9.]+", out)
     pykustomize = r"baseline pykustomize in one process, per overlay on disk: [0-9.]+ s "
     assert re.search(pykustomize + r"\([0-9., ]+\) \| ours [0-9.]+ s \| ratio [0-9.]+x", out)
     assert "baseline kubectl kustomize" in out
     assert re.search(r"ratio full / diff: [0-9.]+x", out)
     fleet = r"fleet, 20 clusters x 10 findings \(120 listed\): [0-9.]+ s \(median of 1\), "
-    fleet += r"peak RSS \d+ MB, 3 queries \| baseline .*: [0-9.]+ s .*, 21 queries"
+    fleet += r"peak RSS \d+ MiB, 3 queries \| baseline .*: [0-9.]+ s .*, 21 queries"
     assert re.search(fleet, out)
     live = r"diff --live-findings, 20-cluster repo, 2 changed: [0-9.]+ s .*, 3 queries \| "
     assert re.search(live + r"baseline .*, 2 queries \| ratio [0-9.]+x", out)
     built = r"baseline pykustomize build \+ write \+ git add -A "
-    first = r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MB \| " + built
-    assert re.search(first + r"\+ git commit: [0-9.]+ s, peak RSS \d+ MB \| ratio [0-9.]+x", out)
-    noop = r"no-op publish \(median of 3: [0-9., ]+\): [0-9.]+ s, peak RSS \d+ MB \| " + built
+    first = r"publish 5 clusters \(\d+ files\): [0-9.]+ s, peak RSS \d+ MiB \| " + built
+    assert re.search(first + r"\+ git commit: [0-9.]+ s, peak RSS \d+ MiB \| ratio [0-9.]+x", out)
+    noop = r"no-op publish \(median of 3: [0-9., ]+\): [0-9.]+ s, peak RSS \d+ MiB \| " + built
     assert re.search(noop + r"\(unchanged\) \+ diff: [0-9.]+ s, .* ratio [0-9.]+x", out)
     files = r"publish 5 clusters, files already built: .* \| baseline write files \+ git add -A "
     assert re.search(files + r"\+ git commit: [0-9.]+ s, .* ratio [0-9.]+x", out)
@@ -56,7 +56,7 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(targets + r"(met|MISSED)\n", out)
     check = r"render --check of 5 clusters \(\d+ files in the checkout\), render cache warm: "
     assert re.search(
-        check + r"[0-9.]+ s \(median of 1 rounds, .*\), peak RSS \d+ MB \| target 3 s", out
+        check + r"[0-9.]+ s \(median of 1 rounds, .*\), peak RSS \d+ MiB \| target 3 s", out
     )
     for line in ("after one profile was edited", "baseline without the cache", "floor git status"):
         assert re.search(line + r".*: [0-9.]+ s \([0-9., ]+\).* \| [0-9.]+x the warm check", out)
@@ -66,7 +66,7 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     audit += (
         r"\d+ requests; \d+ findings; complete=True\): [0-9.]+ s \(median of .*; desired state "
     )
-    audit += r"read [0-9.]+ s\), peak RSS \d+ MB \(its worker and git processes \d+ MB of it\)"
+    audit += r"read [0-9.]+ s\), peak RSS \d+ MiB \(its worker and git processes \d+ MiB of it\)"
     assert re.search(audit, out)
     baseline = (
         r"baseline GitPython \+ PyYAML read, list, DeepDiff per pair: [0-9.]+ s \(read [0-9.]+ s; "
@@ -81,14 +81,14 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
     assert re.search(script + r"\d+ findings \| ratio [0-9.]+x", out)
     adopt = r"adopt on the same cluster \(2 findings adopted, \d+ not adoptable; commit on a new "
     adopt += r"branch\): [0-9.]+ s \(median of .*: its audit [0-9.]+ s \+ plan, edit, validate, "
-    adopt += r"render and commit [0-9.]+ s; at most [0-9.]+ s over its audit\), peak RSS \d+ MB; "
+    adopt += r"render and commit [0-9.]+ s; at most [0-9.]+ s over its audit\), peak RSS \d+ MiB; "
     adopt += r"the audit alone: [0-9.]+ s"
     assert re.search(adopt, out)
     assert re.search(r"growth \d+ -> 200 objects: [0-9.]+ s -> [0-9.]+ s, ratio [0-9.]+", out)
     assert "targets on 2 cores (they are for 20,000 objects; this run had 200): wall" in out
-    assert re.search(r"job on ams1: exit 0, [0-9.]+ s, peak RSS \d+ MB", out)
+    assert re.search(r"job on ams1: exit 0, [0-9.]+ s, peak RSS \d+ MiB", out)
     job = r"job on the 200-object cluster \(\d+ desired; \d+ findings; complete=True\): exit 0"
-    assert re.search(job + r", [0-9.]+ s \(CPU [0-9.]+ s\), peak RSS \d+ MB", out)
+    assert re.search(job + r", [0-9.]+ s \(CPU [0-9.]+ s\), peak RSS \d+ MiB", out)
     growth = r"growth \d+ -> \d+ objects: time x[0-9.]+ \(exponent -?[0-9.]+; target <= 1.05 "
     assert re.search(
         growth + r"\(it is for 20000 -> 200000 objects\): (met|MISSED)\), the job's CPU x[0-9.]+ "

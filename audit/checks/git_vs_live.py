@@ -19,7 +19,8 @@ from kubedata.objects import KubeObject, ObjectKey, key_of
 from audit.checks.flux import applied_by, kustomization_controller
 from audit.compare.crd import Schema
 from audit.compare.pairs import compare_objects, normalized_changes, unchanged
-from audit.findings.classify import is_partial
+from audit.findings.classify import Controller, is_partial
+from audit.findings.collect import Findings
 from audit.sources.packed import PackedObjects
 from audit.sources.state import AuditState
 
@@ -30,7 +31,7 @@ __all__ = ["compare_git"]
 
 
 class _Drifted(NamedTuple):
-    """What the findings of one compared pair need, kept after its kind's live objects go."""
+    """What the findings of one compared pair need, until its kind's are made."""
 
     live: KubeObject
     schema: Schema | None
@@ -64,29 +65,42 @@ def compare_git(state: AuditState) -> None:
     by_kind: dict[tuple[str, str], list[tuple[int, ObjectKey]]] = {}
     for index, key in enumerate(desired.keys):
         by_kind.setdefault((key.group, key.kind), []).append((index, key))
-    outcomes: dict[int, _Drifted | str] = {}
+    made: dict[int, Findings | str] = {}
     labels = applied_by(state.kustomization)
     worker = state.worker if len(desired) >= WORKER_MIN and live.reader.lists_ahead else None
     for (group, kind), wanted in by_kind.items():
         with live.released(group, kind):
-            outcomes.update(_compare_kind(state, wanted, labels, worker))
-    for index in sorted(outcomes):
-        outcome = outcomes[index]
-        if outcome == _MISSING:
-            findings.add(findings.missing(desired[index], controller, "git"))
-        elif isinstance(outcome, _Drifted):
-            compared = state.compared[key_of(outcome.live)]
-            for change in outcome.changes:
-                compared.add(change.pointer)
-                finding = findings.from_change(
-                    change,
-                    outcome.live,
-                    controller,
-                    "git",
-                    partial=outcome.partial,
-                    schema=outcome.schema,
+            for index, outcome in _compare_kind(state, wanted, labels, worker).items():
+                # made now, while the kind's live objects are here, and taken in git's order
+                made[index] = (
+                    _findings(state, outcome, controller)
+                    if isinstance(outcome, _Drifted)
+                    else outcome
                 )
-                findings.add(finding)
+    for index in sorted(made):
+        found = made[index]
+        if isinstance(found, Findings):
+            findings.absorb(found)
+        else:
+            findings.add(findings.missing(desired[index], controller, "git"))
+
+
+def _findings(state: AuditState, drifted: _Drifted, controller: Controller) -> Findings:
+    """The findings (and noise) of one drifted object, made apart from the audit's."""
+    state.saw(key_of(drifted.live), (change.pointer for change in drifted.changes))
+    found = Findings(state.ctx)
+    for change in drifted.changes:
+        found.add(
+            found.from_change(
+                change,
+                drifted.live,
+                controller,
+                "git",
+                partial=drifted.partial,
+                schema=drifted.schema,
+            )
+        )
+    return found
 
 
 class _Batches:
@@ -176,7 +190,7 @@ def _compare_kind(
                 else:
                     outcomes[index] = outcome
                 continue
-            state.compared.setdefault(key, set())
+            state.saw(key)
             schema = state.schema(live_obj)
             if unchanged(obj, live_obj):  # what _pair would say, without asking twice
                 batches.handed(index)
@@ -210,7 +224,7 @@ def _compare(state: AuditState, obj: KubeObject, key: ObjectKey) -> _Drifted | s
 
 def _pair(state: AuditState, obj: KubeObject, live_obj: KubeObject) -> _Drifted | None:
     """What differs between a desired object and its live one (None: nothing)."""
-    state.compared.setdefault(key_of(live_obj), set())
+    state.saw(key_of(live_obj))
     schema = state.schema(live_obj)
     changes = compare_objects(obj, live_obj, schema=schema)
     if not changes:

@@ -142,15 +142,15 @@ def compare_releases(state: AuditState) -> None:
                 if render_changes and expected is not None
                 else set()
             )
-            compared = state.compared.setdefault(key, set())
             context = (
                 f"Release {release.namespace}/{release.name} revision {release.revision}, "
                 f"applied {release.apply_method}: "
             )
             schema = state.schema(live_obj)
-            for change in compare_objects(obj, live_obj, schema=schema):
-                if change.kind != "reordered":  # an order that means nothing is no difference
-                    compared.add(change.pointer)
+            changes = compare_objects(obj, live_obj, schema=schema)
+            # an order that means nothing is no difference
+            state.saw(key, (c.pointer for c in changes if c.kind != "reordered"))
+            for change in changes:
                 if change.pointer in render_changes and change.pointer not in off_profile:
                     state.notes.append(
                         f"{ObjectRef.of(live_obj)} {change.pointer} is already what the profile "

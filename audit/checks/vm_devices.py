@@ -67,14 +67,28 @@ def check_vms(state: AuditState) -> None:
         return
     config = (kubevirt.get("spec") or {}).get("configuration") or {}
     permitted = permitted_resources(config.get("permittedHostDevices"))
-    vms = live.list(*VIRTUAL_MACHINE)
+    # streamed, not kept (a cluster may run tens of thousands of VMs): per VM its devices and
+    # findings, the latest handing's when a list restarts
+    vms: dict[str, tuple[list[str], list[Finding]]] = {}
+
+    def each(vm: KubeObject) -> None:
+        devices = gpu_devices(vm)
+        vms[ns_name(vm)] = (
+            [name for _, name in devices],
+            [
+                unpermitted(state, vm, ptr, name, kubevirt)
+                for ptr, name in devices
+                if permitted is not None and name not in permitted
+            ],
+        )
+
+    live.each(*VIRTUAL_MACHINE, each)
     uses: dict[str, list[str]] = {}
-    for vm in vms:
-        for ptr, name in gpu_devices(vm):
-            uses.setdefault(name, []).append(ns_name(vm))
-            if permitted is None or name in permitted:
-                continue
-            findings.add(unpermitted(state, vm, ptr, name, kubevirt))
+    for vm_name, (names, made) in vms.items():
+        for name in names:
+            uses.setdefault(name, []).append(vm_name)
+        for finding in made:
+            findings.add(finding)
     if permitted is None and vms:
         state.notes.append(
             f"{ObjectRef.of(kubevirt)} has no permittedHostDevices: virt-controller checks no "

@@ -54,6 +54,17 @@ class Findings:
         if finding is not None:
             self.made.append(finding)
 
+    def absorb(self, other: Findings) -> None:
+        """Take what `other`, made apart, found and set aside as noise, after what this holds:
+        as if it had been made here (the git comparison makes an object's findings while its
+        kind's live objects are read, and takes them in git's order)."""
+        self.made += other.made
+        self.reordered += other.reordered
+        self.defaults_ignored += other.defaults_ignored
+        self.unattributable |= other.unattributable
+        self.creators_fields += other.creators_fields
+        self.pruned += other.pruned
+
     def finish(
         self,
         finding: Finding,

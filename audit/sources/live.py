@@ -44,6 +44,7 @@ __all__ = [
     "LISTED_BY_LABEL",
     "PREFETCH_MIN",
     "ApiReader",
+    "Each",
     "Live",
     "Reader",
     "SnapshotReader",
@@ -65,9 +66,15 @@ class Reader(Protocol):
     """Whether `prefetch` reads (so hands objects to `each` as they arrive) or has them all."""
 
     def list(
-        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: str | None = None,
+        each: Each | None = None,
     ) -> list[KubeObject] | None:
-        """Objects of a kind; None when the kind is not served (its CRD is not installed)."""
+        """Objects of a kind; None when the kind is not served (its CRD is not installed). With
+        `each`, they are handed to it instead and none is kept (the list returned is empty)."""
 
     def get(self, key: ObjectKey) -> KubeObject | None:
         """One object, None when absent (or its kind is not served)."""
@@ -121,7 +128,12 @@ class SnapshotReader:
         return cls(load_snapshot(folder), empty_lists(folder), blank_files(folder))
 
     def list(
-        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: str | None = None,
+        each: Each | None = None,
     ) -> list[KubeObject] | None:
         out = []
         for obj in self.by_kind.get((group, kind), ()):
@@ -131,6 +143,10 @@ class SnapshotReader:
             if labels and not selector_matches(labels, meta.get("labels") or {}):
                 continue
             out.append(obj)
+        if each is not None:
+            for obj in out:
+                each(obj)
+            return []
         return out
 
     def get(self, key: ObjectKey) -> KubeObject | None:
@@ -288,20 +304,42 @@ class Live:
     ) -> list[KubeObject]:
         cache = (group, kind, namespace, labels)
         if cache not in self._lists:
-            try:
-                found = self.reader.list(group, kind, namespace, labels)
-            except KubeApiError as exc:
-                if exc.status == 401:
-                    raise
-                self._failed(exc)
-                found = []
-            except IncompleteReadError as exc:
-                self._failed(exc)
-                found = []
-            self._lists[cache] = found or []
-            for obj in found or ():
+            found = self._read(group, kind, namespace, labels, None)
+            self._lists[cache] = found
+            for obj in found:
                 self._gets.setdefault(key_of(obj), obj)
         return self._lists[cache]
+
+    def each(self, group: str, kind: str, each: Each) -> None:
+        """Hand every object of a kind (all namespaces) to `each` as it is read, keeping none:
+        for a check that needs a little of each object of a large kind. A kind listed already
+        is handed from memory. After a list restarts, `each` is handed objects again (the API's
+        list), so it must keep only the latest of each. A failed read is recorded, as `list`'s."""
+        cached = self._lists.get((group, kind, None, None))
+        if cached is not None:
+            for obj in cached:
+                each(obj)
+            return
+        self._read(group, kind, None, None, each)
+
+    def _read(
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None,
+        labels: str | None,
+        each: Each | None,
+    ) -> Objects:
+        """The reader's list, [] when it failed (recorded) or the kind is not served."""
+        try:
+            return self.reader.list(group, kind, namespace, labels, each) or []
+        except KubeApiError as exc:
+            if exc.status == 401:
+                raise
+            self._failed(exc)
+        except IncompleteReadError as exc:
+            self._failed(exc)
+        return []
 
     def prefetch(
         self,

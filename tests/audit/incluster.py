@@ -27,7 +27,7 @@ import yaml
 
 from audit.checks.wiring import cozystack_wiring
 from audit.kube.kubeconfig import IN_CLUSTER_DIR
-from benchmarks.rss import wait_peak_rss_mb
+from benchmarks.rss import wait_peak_rss_mib
 from renderer.bases import AUDIT_NAME, AUDIT_NAMESPACE
 from renderer.bootstrap import flux_objects
 from renderer.profile import LoadedProfile
@@ -181,7 +181,7 @@ class JobRun:
     stdout: str
     stderr: str
     seconds: float
-    peak_rss_mb: float
+    peak_rss_mib: float
     cpu_seconds: float
     """User and system CPU time of the job's process (of the buildah run, in an image)."""
 
@@ -242,7 +242,7 @@ def run_container(
     start, cpu = time.perf_counter(), _children_cpu()
     with out.open("wb") as stdout, err.open("wb") as stderr:
         child = subprocess.Popen(argv, env=env, cwd=folder, stdout=stdout, stderr=stderr)
-        peak = wait_peak_rss_mb(child)
+        peak = wait_peak_rss_mib(child)
     seconds = time.perf_counter() - start
     # the only child reaped meanwhile: the API server and the artifact server are not children
     # that end here

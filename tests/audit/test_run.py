@@ -12,7 +12,7 @@ import pytest
 from audit.errors import KubeApiError
 from audit.run import STEPS, audit
 from audit.sources.desired import Desired
-from audit.sources.live import Live, SnapshotReader
+from audit.sources.live import Each, Live, SnapshotReader
 from audit.sources.packed import PackedObjects
 from kubedata.objects import KubeObject
 
@@ -29,12 +29,17 @@ class RecordingReader(SnapshotReader):
         self.gc_enabled: list[bool] = []
 
     def list(
-        self, group: str, kind: str, namespace: str | None = None, labels: str | None = None
+        self,
+        group: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: str | None = None,
+        each: Each | None = None,
     ) -> list[KubeObject] | None:
         self.gc_enabled.append(gc.isenabled())
         if self.fail is not None:
             raise self.fail
-        return super().list(group, kind, namespace, labels)
+        return super().list(group, kind, namespace, labels, each)
 
 
 @pytest.fixture(autouse=True)

@@ -81,3 +81,36 @@ def test_a_suspended_object_is_reported_once_as_suspended() -> None:
     assert [f.type for f in dedup([added, suspended])] == ["suspended"]
     other = Finding(type="added", object=ref, path="/spec/interval", live="1m")
     assert [f.type for f in dedup([added, other, suspended])] == ["suspended", "added"]
+
+
+def test_absorb_takes_every_record_of_the_other_after_its_own() -> None:
+    """Findings made apart (the git comparison's, object by object) lose nothing when taken in:
+    every record a Findings keeps, including any added later, is carried over."""
+    ctx = ProfileContext("ams1", "cozystack")
+    ours, theirs = Findings(ctx), Findings(ctx)
+    first = Finding(type="missing", object=ObjectRef("v1", "ConfigMap", "x", "a"))
+    ours.add(first)
+    ours.reordered.append("ours")
+    ours.defaults_ignored = 1
+    records = [name for name in vars(theirs) if name != "ctx"]
+    for name in records:
+        value = getattr(theirs, name)
+        if isinstance(value, list):
+            value.append(f"their {name}")
+        elif isinstance(value, set):
+            value.add(f"their {name}")
+        else:
+            assert isinstance(value, int), f"Findings.{name}: teach this test its type"
+            setattr(theirs, name, 2)
+    ours.absorb(theirs)
+    assert ours.made == [first, "their made"]
+    assert ours.reordered == ["ours", "their reordered"]
+    assert ours.defaults_ignored == 3
+    for name in records:
+        mine, other = getattr(ours, name), getattr(theirs, name)
+        if isinstance(other, list):
+            assert mine[-1:] == other, name
+        elif isinstance(other, set):
+            assert other <= mine, name
+        else:
+            assert mine >= other, name
