@@ -62,7 +62,7 @@ def test_every_benchmark_runs_at_smoke_size(capsys: pytest.CaptureFixture[str]):
         assert re.search(line + r".*: [0-9.]+ s \([0-9., ]+\).* \| [0-9.]+x the warm check", out)
     assert re.search(r"ours \(normalize \+ fast path \+ differ\): +[0-9.]+ s", out)
     assert re.search(r"DeepDiff on normalized pairs: +[0-9.]+ s +x *[0-9.]+ ours", out)
-    audit = r"audit of 200 live objects end to end \(\d+ desired read from git; \d+ live read in "
+    audit = r"audit of 200 live objects end to end \(\d+ desired read from git; live state read in "
     audit += (
         r"\d+ requests; \d+ findings; complete=True\): [0-9.]+ s \(median of .*; desired state "
     )

@@ -167,6 +167,21 @@ def buildah(*args: str) -> str:
     return done.stdout.strip()
 
 
+WORKER_CHECK = """
+from audit.compare.worker import Worker
+
+with Worker() as worker:
+    head = b"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: x, namespace: d}\\n"
+    worker.pack({"ams1/x.yaml": head + b"data: {k: v}\\n"}, "image")
+    blob = worker.packed().blob(0)
+    live = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "d"}}
+    worker.send([(7, blob, {**live, "data": {"k": "w"}}, None)])
+    print([(n, [c.pointer for c in changes]) for n, changes in worker.collect()])
+"""
+"""The compare worker a large cluster's job starts (`sys.executable -m audit.compare.worker`):
+it parses a desired file and compares a pair, in the image as its user."""
+
+
 @pytest.fixture
 def image_container() -> Iterator[str]:
     if not shutil.which("buildah"):
@@ -194,6 +209,9 @@ def test_the_image_runs_the_cronjob(
     # every command's module is installed, the ones the job does not run included
     every_help = " && ".join(f"gpu-gitops {c} --help >/dev/null" for c in COMMANDS)
     buildah("run", image_container, "--", "sh", "-c", every_help)
+    # the image's CronJob test below audits a cluster too small to start it
+    worker = buildah("run", image_container, "--", "python", "-c", WORKER_CHECK)
+    assert worker == "[(7, ['/data/k'])]"
     compilers = "command -v gcc cc c++ make || true"
     assert buildah("run", image_container, "--", "sh", "-c", compilers) == "", "runtime only"
 
