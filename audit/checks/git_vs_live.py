@@ -4,8 +4,9 @@ Why this exists: this is what Flux's kustomize-controller applies, so its drift 
 that controller reverts it. An object applied partially (`ssa: Merge`, as the plain-Flux KubeVirt
 overlay is) is git's only where git declares it: its other fields are its creator's, and only
 hand-written GPU wiring among them is drift (collect.py). It reads the most: every desired object,
-listed ahead by kind (`Live.prefetch`) rather than read one GET at a time, and one kind at a time,
-so only the largest kind is in memory at once (with the objects that differ).
+listed ahead by kind (`Live.prefetch`) rather than read one GET at a time, and one kind at a time:
+the live objects that differ are kept only until their findings are made, before the next kind
+is read, so only one page of a kind is in memory at once, with the kind's objects that differ.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ __all__ = ["compare_git"]
 
 
 class _Drifted(NamedTuple):
-    """What the findings of one compared pair need, until its kind's are made."""
+    """What the findings of one compared pair need, kept until its kind has been compared."""
 
     live: KubeObject
     schema: Schema | None

@@ -14,7 +14,8 @@ are served: one whose CRD is not among them has no objects, dumped or not.
 
 An audit that compares as it reads lets go of what it compared (`Live.released`): the objects of
 a kind read inside it are dropped at its end, what was read before stays; a later read of them
-reads them again. Peak memory is then that of the largest kind, not of the whole cluster.
+reads them again. Peak memory is then that of the largest kind, not of the whole cluster. A check
+that needs only a little of each object of a kind reads it with `Live.each`, keeping none.
 
 Secrets are never listed whole: per namespace, only those labelled as applied by the audited Flux
 Kustomization are listed (the Secrets git declares), and any declared one not among them is read

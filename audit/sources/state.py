@@ -65,7 +65,7 @@ class AuditState:
 
     def saw(self, key: ObjectKey, pointers: Iterable[str] = ()) -> None:
         """The git or release comparison compared the object at `key`; `pointers` differed.
-        Most objects differ nowhere and share one empty set (100,000 sets were 20 MB)."""
+        Most differ nowhere and share one empty set (87,000 sets held 22 MB at 100,000 objects)."""
         more = self.compared.get(key, _SAME).union(pointers)
         self.compared[key] = more if more else _SAME
 
